@@ -1,0 +1,59 @@
+package io.txbox.internal;
+
+import io.txbox.TxboxTables;
+import io.txbox.internal.schema.Txbox;
+import io.txbox.internal.schema.tables.TxboxInbox;
+import io.txbox.internal.schema.tables.TxboxOutbox;
+import io.txbox.internal.schema.tables.TxboxOutboxDead;
+import io.txbox.internal.schema.tables.TxboxRelayLane;
+import io.txbox.internal.schema.tables.TxboxRelayMember;
+import java.sql.Connection;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.conf.MappedSchema;
+import org.jooq.conf.MappedTable;
+import org.jooq.conf.RenderMapping;
+import org.jooq.conf.RenderQuotedNames;
+import org.jooq.conf.Settings;
+import org.jooq.impl.DSL;
+
+/**
+ * jOOQ contexts that render the generated tables under the configured schema and prefix.
+ * Internal: nothing here is part of the API.
+ */
+public final class Jooq {
+    private Jooq() {}
+
+    /** Settings that map the codegen names ({@code txbox.txbox_*}) onto {@code tables}. */
+    public static Settings settings(TxboxTables tables) {
+        String genPrefix = "txbox_";
+        MappedSchema schema = new MappedSchema()
+                .withInput(Txbox.TXBOX.getName())
+                .withOutput(tables.schema())
+                .withTables(
+                        map(TxboxInbox.TXBOX_INBOX.getName(), genPrefix, tables.prefix()),
+                        map(TxboxOutbox.TXBOX_OUTBOX.getName(), genPrefix, tables.prefix()),
+                        map(TxboxOutboxDead.TXBOX_OUTBOX_DEAD.getName(), genPrefix, tables.prefix()),
+                        map(TxboxRelayLane.TXBOX_RELAY_LANE.getName(), genPrefix, tables.prefix()),
+                        map(TxboxRelayMember.TXBOX_RELAY_MEMBER.getName(), genPrefix, tables.prefix()));
+        return new Settings()
+                .withRenderMapping(new RenderMapping().withSchemata(schema))
+                .withRenderQuotedNames(RenderQuotedNames.EXPLICIT_DEFAULT_QUOTED)
+                .withExecuteLogging(false)
+                .withRenderFormatted(false);
+    }
+
+    private static MappedTable map(String generated, String genPrefix, String prefix) {
+        return new MappedTable().withInput(generated).withOutput(prefix + generated.substring(genPrefix.length()));
+    }
+
+    /** A context for rendering only (no connection). */
+    public static DSLContext renderer(TxboxTables tables) {
+        return DSL.using(SQLDialect.POSTGRES, settings(tables));
+    }
+
+    /** A context that runs on the caller's connection and never commits or closes it. */
+    public static DSLContext on(Connection connection, Settings settings) {
+        return DSL.using(connection, SQLDialect.POSTGRES, settings);
+    }
+}
