@@ -1,0 +1,24 @@
+/**
+ * JUnit 5 support for tests that run against a real PostgreSQL, a real Kafka broker and a real
+ * RabbitMQ.
+ *
+ * <ul>
+ *   <li>{@link io.txbox.testkit.TestPostgres}: a fresh schema per test class, dropped afterwards.
+ *   <li>{@link io.txbox.testkit.KafkaBroker}: a single-node KRaft broker in a child JVM, shared by
+ *       every test JVM of a build ({@link io.txbox.testkit.KafkaBroker#shared()}) or private to a
+ *       fault test ({@link io.txbox.testkit.KafkaBroker#startPrivate()}); {@link
+ *       io.txbox.testkit.TestKafka} wraps the shared one as an extension.
+ *   <li>{@link io.txbox.testkit.TestRabbit}: per-class names on a RabbitMQ node, deleted
+ *       afterwards, plus stop/start of the node's application for fault tests.
+ * </ul>
+ *
+ * <p>Every address can be overridden through the environment: {@code TXBOX_TEST_JDBC_URL},
+ * {@code TXBOX_TEST_JDBC_USER}, {@code TXBOX_TEST_JDBC_PASSWORD}, {@code TXBOX_TEST_KAFKA} and
+ * {@code TXBOX_TEST_AMQP_URI}. A service that cannot be reached fails the test class quickly with
+ * a {@link io.txbox.testkit.TestkitException} that names the service, the address and how to start
+ * it.
+ */
+@NullMarked
+package io.txbox.testkit;
+
+import org.jspecify.annotations.NullMarked;
