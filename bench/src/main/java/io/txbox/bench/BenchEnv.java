@@ -77,7 +77,13 @@ final class BenchEnv implements AutoCloseable {
 
     /** A pool on the run's schema; closed with the environment. */
     HikariDataSource pool(String name, int size) {
+        return pool(name, size, true);
+    }
+
+    /** A pool on the run's schema whose connections start with the given auto-commit mode. */
+    HikariDataSource pool(String name, int size, boolean autoCommit) {
         HikariConfig cfg = new HikariConfig();
+        cfg.setAutoCommit(autoCommit);
         cfg.setPoolName("bench-" + name);
         cfg.setJdbcUrl(jdbcUrl);
         cfg.setUsername(user);
@@ -89,10 +95,16 @@ final class BenchEnv implements AutoCloseable {
         // the same prepared statements run over and over: let pgjdbc switch to server-side
         // prepared statements after the default 5 executions (the default; stated for clarity)
         cfg.addDataSourceProperty("prepareThreshold", "5");
-        cfg.addDataSourceProperty("ApplicationName", "txbox-bench-" + name);
+        cfg.addDataSourceProperty("ApplicationName", applicationName(name));
         HikariDataSource ds = new HikariDataSource(cfg);
         closeables.add(ds);
         return ds;
+    }
+
+    /** The application_name of a pool's connections: unique per run, so fault injection hits only this run. */
+    String applicationName(String pool) {
+        String n = "tb-" + schema + "-" + pool;
+        return n.length() > 63 ? n.substring(0, 63) : n;
     }
 
     /** A plain connection outside every pool, for setup, sampling and fault injection. */

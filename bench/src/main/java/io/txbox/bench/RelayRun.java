@@ -1,0 +1,87 @@
+package io.txbox.bench;
+
+import io.txbox.outbox.Outbox;
+import io.txbox.relay.Relay;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/** Relay settings a scenario may vary, and building a relay with them. */
+final class RelayRun {
+    final int workers;
+    final int batchSize;
+    final Duration pollInterval;
+    final Map<String, String> producer;
+    final Duration laneLease;
+
+    RelayRun(Options o) {
+        workers = o.intValue("workers", Relay.DEFAULT_WORKERS);
+        batchSize = o.intValue("batch", Relay.DEFAULT_BATCH_SIZE);
+        pollInterval = Duration.ofMillis(o.longValue("poll-ms", Relay.DEFAULT_POLL_INTERVAL.toMillis()));
+        producer = parseProps(o.string("producer", ""));
+        laneLease = Duration.ofSeconds(o.longValue("lane-lease-s", Relay.DEFAULT_LANE_LEASE.toSeconds()));
+    }
+
+    /** {@code linger.ms=10,batch.size=65536}: Kafka producer overrides for experiments. */
+    static Map<String, String> parseProps(String s) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (String part : s.split(",")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            int eq = part.indexOf('=');
+            if (eq <= 0) {
+                throw new Options.UsageException("--producer wants key=value[,key=value], got '" + part + "'");
+            }
+            m.put(part.substring(0, eq).trim(), part.substring(eq + 1).trim());
+        }
+        return m;
+    }
+
+    Relay build(DataSource ds, BenchEnv env, Destination dest, RelayCounter counter, Outbox wakeOn, String id) {
+        Relay.Builder b = Relay.builder()
+                .dataSource(ds)
+                .tables(env.tables)
+                .route(dest.name, dest.route())
+                .workers(workers)
+                .batchSize(batchSize)
+                .pollInterval(pollInterval)
+                .relayId(id)
+                .laneLease(laneLease)
+                .publishTimeout(laneLease.compareTo(Relay.DEFAULT_PUBLISH_TIMEOUT.multipliedBy(2)) >= 0
+                        ? Relay.DEFAULT_PUBLISH_TIMEOUT : laneLease.dividedBy(2))
+                .listener(counter);
+        if (wakeOn != null) {
+            b.wakeOn(wakeOn);
+        }
+        return b.build();
+    }
+
+    static long outboxRows(BenchEnv env) throws SQLException {
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM " + env.outboxTable())) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    static long deadRows(BenchEnv env) throws SQLException {
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM " + env.tables.qualified(env.tables.outboxDeadTable()))) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** VACUUM ANALYZE the outbox, as autovacuum would soon after a bulk load. */
+    static void vacuum(BenchEnv env) throws SQLException {
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
+            s.execute("VACUUM ANALYZE " + env.outboxTable());
+        }
+    }
+}
