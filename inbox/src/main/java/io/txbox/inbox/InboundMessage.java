@@ -1,6 +1,7 @@
 package io.txbox.inbox;
 
 import io.txbox.Texts;
+import io.txbox.internal.KeyRules;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -38,6 +39,16 @@ public record InboundMessage(
     /** A message with no headers, no tenant. */
     public static InboundMessage of(String key, byte[] payload) {
         return new InboundMessage(key, payload, Map.of(), null, false);
+    }
+
+    /**
+     * Decodes a key that arrived as bytes (a Kafka record key, an AMQP header), refusing
+     * anything that is not valid UTF-8 or breaks the key rules.
+     *
+     * @throws io.txbox.InvalidInputException naming what is wrong
+     */
+    public static String keyFromUtf8(byte[] raw) {
+        return KeyRules.decode("message key", raw);
     }
 
     /** A builder for the other fields. */

@@ -7,6 +7,7 @@ import io.txbox.internal.Jooq;
 import io.txbox.internal.schema.tables.TxboxInbox;
 import java.time.OffsetDateTime;
 import java.util.List;
+import java.util.Map;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
@@ -51,7 +52,8 @@ final class InboxSql {
         Field<String> processing = DSL.inline(PROCESSING);
         Field<String> failed = DSL.inline(FAILED);
         Field<String> dead = DSL.inline(DEAD);
-        Field<OffsetDateTime> now = DSL.currentOffsetDateTime();
+        // now(): the transaction's start in database time, the one clock all workers share
+        Field<OffsetDateTime> now = DSL.field("now()", SQLDataType.TIMESTAMPWITHTIMEZONE);
         Field<OffsetDateTime> leaseEnd = DSL.field("{0} + {1} * interval '1 microsecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
                 now, DSL.inline(leaseMicros));
 
@@ -115,7 +117,7 @@ final class InboxSql {
                                 DSL.coalesce(T.LAST_ERROR, DSL.inline("none"))))
                         .else_(T.LAST_ERROR))
                 .where(retryable.and(sameFingerprint))
-                .returning(T.STATUS, T.ATTEMPTS, T.LEASE_UNTIL),
+                .returning(T.STATUS, T.ATTEMPTS, T.LEASE_UNTIL, T.LAST_ERROR),
                 "consumer", "key", "fingerprint");
 
         Condition fence = byKey.and(T.STATUS.eq(processing))
@@ -186,7 +188,10 @@ final class InboxSql {
     }
 
     private static Stmt stmt(Query query, String... expected) {
-        List<String> names = List.copyOf(query.getParams().keySet());
+        List<String> names = query.getParams().entrySet().stream()
+                .filter(e -> !e.getValue().isInline())
+                .map(Map.Entry::getKey)
+                .toList();
         String sql = query.getSQL(ParamType.INDEXED);
         long marks = sql.chars().filter(c -> c == '?').count();
         if (!names.equals(List.of(expected)) || marks != expected.length) {
