@@ -14,6 +14,7 @@ public final class CountingListener implements ConsumerListener {
     public final List<String> deadLetters = new CopyOnWriteArrayList<>();
     public final List<Duration> retries = new CopyOnWriteArrayList<>();
     public final AtomicInteger acks = new AtomicInteger();
+    public final AtomicInteger errors = new AtomicInteger();
 
     @Override
     public void onOutcome(String consumer, Outcome.Status status, Duration took) {
@@ -33,6 +34,11 @@ public final class CountingListener implements ConsumerListener {
     @Override
     public void onAck(String consumer, int count) {
         acks.addAndGet(count);
+    }
+
+    @Override
+    public void onError(String consumer, Throwable error) {
+        errors.incrementAndGet();
     }
 
     public int count(Outcome.Status status) {
