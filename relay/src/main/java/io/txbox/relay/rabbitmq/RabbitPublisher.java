@@ -56,6 +56,7 @@ public final class RabbitPublisher implements Publisher {
     private final ThreadLocal<@Nullable ConfirmChannel> channels = new ThreadLocal<>();
     private final List<ConfirmChannel> allChannels = new CopyOnWriteArrayList<>();
     private volatile @Nullable String blockedReason;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     private RabbitPublisher(Connection connection, boolean ownsConnection, int maxMessageBytes) {
         this.connection = connection;
@@ -147,6 +148,9 @@ public final class RabbitPublisher implements Publisher {
 
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         allChannels.forEach(ConfirmChannel::close);
         allChannels.clear();
         if (ownsConnection) {
