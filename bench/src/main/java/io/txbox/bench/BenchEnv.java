@@ -61,7 +61,7 @@ final class BenchEnv implements AutoCloseable {
 
     /** Creates the schema, the txbox tables and the bench's own business table. */
     void createSchema() throws SQLException {
-        try (HikariDataSource ds = pool("migrate", 1)) {
+        try (HikariDataSource ds = pool("migrate", 3)) {
             TxboxMigrations.migrate(ds, tables);
             schemaCreated = true;
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {

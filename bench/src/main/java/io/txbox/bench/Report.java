@@ -222,6 +222,9 @@ final class Report {
     }
 
     static String format(Object v) {
+        if (v instanceof Double d && d == Math.rint(d) && Math.abs(d) < 1e15) {
+            return String.format("%,d", d.longValue());
+        }
         if (v instanceof Double d) {
             double a = Math.abs(d);
             if (a >= 1000) {
