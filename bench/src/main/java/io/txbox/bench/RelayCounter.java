@@ -16,6 +16,7 @@ final class RelayCounter implements RelayListener {
     private volatile long target = Long.MAX_VALUE;
     private volatile long reachedAt;
     private volatile long firstAt;
+    private volatile int firstCount;
 
     RelayCounter(Timeline line) {
         this.line = line;
@@ -33,11 +34,17 @@ final class RelayCounter implements RelayListener {
         return firstAt;
     }
 
+    /** Rows of the first confirmed batch: published before {@link #firstAt()}'s clock started. */
+    int firstCount() {
+        return firstCount;
+    }
+
     @Override
     public void published(String destination, String broker, int count, Duration latency) {
         long now = System.nanoTime();
         if (firstAt == 0) {
             firstAt = now;
+            firstCount = count;
         }
         long total = published.addAndGet(count);
         batches.incrementAndGet();

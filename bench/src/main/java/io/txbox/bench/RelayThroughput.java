@@ -27,6 +27,7 @@ final class RelayThroughput extends Scenario {
     private int txSize;
     private double rate;
     private RelayRun relayRun;
+    private boolean traceSql;
     private long lost = -1;
 
     RelayThroughput(Broker broker) {
@@ -45,6 +46,7 @@ final class RelayThroughput extends Scenario {
         txSize = o.intValue("tx-size", mode.equals("drain") ? 1000 : 10);
         rate = o.doubleValue("rate", 0);
         relayRun = new RelayRun(o);
+        traceSql = o.flag("trace-sql");
     }
 
     @Override
@@ -55,7 +57,9 @@ final class RelayThroughput extends Scenario {
     @Override
     void run() throws Exception {
         HikariDataSource writers = env.pool("writers", fillThreads);
-        HikariDataSource relayDs = env.pool("relay", relayRun.workers + 1);
+        HikariDataSource relayPool = env.pool("relay", relayRun.workers + 1);
+        SqlTiming timing = traceSql ? new SqlTiming() : null;
+        javax.sql.DataSource relayDs = timing != null ? timing.wrap(relayPool) : relayPool;
         Outbox outbox = Outbox.builder().tables(env.tables).build();
         byte[] payload = payload(payloadSize);
         try (Destination dest = Destination.create(broker, env, broker.id, relayRun.producer)) {
@@ -107,6 +111,12 @@ final class RelayThroughput extends Scenario {
             report.target("msgs_per_sec", ">=", broker == Broker.KAFKA ? 50_000 : 20_000);
             report.target("lost", "==", 0);
             report.note(dest.describe());
+            if (timing != null) {
+                report.detail("relay_sql", timing.summary());
+                report.note("traced run (--trace-sql): relay database time per statement follows");
+                System.out.print(timing.table());
+                html.heading("Relay database time per statement").pre(timing.table());
+            }
             List<Html.Series> series = new ArrayList<>();
             series.add(pubLine.series(0));
             series.add(writeLine.series(0));

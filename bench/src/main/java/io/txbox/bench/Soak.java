@@ -75,7 +75,8 @@ final class Soak extends Scenario {
         try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE " + env.q("sent") + " (message_key text PRIMARY KEY)");
         }
-        PrivateKafkaBroker broker = env.privateBroker();
+        // the broker is only ours to kill when kafka faults are on; otherwise --kafka is honoured
+        PrivateKafkaBroker broker = faults.contains("kafka") ? env.privateBroker() : null;
         HikariDataSource writeDs = env.pool("writers", 4, false);
         HikariDataSource relayDs = env.pool("relay", relayRun.workers + 1);
         HikariDataSource recvDs = env.pool("receivers", 2, false);
