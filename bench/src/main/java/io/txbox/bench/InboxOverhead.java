@@ -51,6 +51,11 @@ final class InboxOverhead extends Scenario {
     private long runStart;
     private Timeline txboxLine;
     private Timeline handLine;
+    // client CPU per transaction: what txbox adds in the JVM, independent of the machine's load
+    private final AtomicLong txboxCpu = new AtomicLong();
+    private final AtomicLong handCpu = new AtomicLong();
+    private final AtomicLong txboxTxs = new AtomicLong();
+    private final AtomicLong handTxs = new AtomicLong();
 
     @Override
     void configure(Options o) {
@@ -110,6 +115,8 @@ final class InboxOverhead extends Scenario {
                 .figure("txbox_p99_ms", ms(txboxLatency.getValueAtPercentile(99)), "ms")
                 .figure("by_hand_p50_ms", ms(handLatency.getValueAtPercentile(50)), "ms")
                 .figure("by_hand_p99_ms", ms(handLatency.getValueAtPercentile(99)), "ms")
+                .figure("txbox_client_cpu_us_per_tx", Report.round(txboxCpu.get() / 1000.0 / Math.max(1, txboxTxs.get()), 1), "us")
+                .figure("by_hand_client_cpu_us_per_tx", Report.round(handCpu.get() / 1000.0 / Math.max(1, handTxs.get()), 1), "us")
                 .detail("txbox_rounds", round(txboxRates))
                 .detail("by_hand_rounds", round(handRates))
                 .detail("ratio_rounds", round(ratios, 3))
@@ -199,6 +206,8 @@ final class InboxOverhead extends Scenario {
         AtomicLong errors = new AtomicLong();
         Recorder recorder = new Recorder(3);
         long[] window = new long[2];
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        AtomicLong cpuNanos = new AtomicLong();
         List<Thread> workers = new ArrayList<>();
         String side = txbox ? "t" : "h";
         for (int t = 0; t < threads; t++) {
@@ -210,6 +219,7 @@ final class InboxOverhead extends Scenario {
                     return;
                 }
                 long end = window[1];
+                long cpu0 = mx.getCurrentThreadCpuTime();
                 while (System.nanoTime() < end) {
                     String key = side + "-" + keys.incrementAndGet();
                     long t0 = System.nanoTime();
@@ -239,6 +249,7 @@ final class InboxOverhead extends Scenario {
                         }
                     }
                 }
+                cpuNanos.addAndGet(mx.getCurrentThreadCpuTime() - cpu0);
             }, "overhead-" + side + t);
             th.start();
             workers.add(th);
@@ -254,6 +265,8 @@ final class InboxOverhead extends Scenario {
         }
         if (latency != null) {
             latency.add(recorder.getIntervalHistogram());
+            (txbox ? txboxCpu : handCpu).addAndGet(cpuNanos.get());
+            (txbox ? txboxTxs : handTxs).addAndGet(done.get());
         }
         return done.get() / (double) secs;
     }
