@@ -30,7 +30,7 @@ final class BacklogScaling extends Scenario {
         large = o.longValue("rows", 1_000_000);
         broker = Broker.parse(o.string("broker", "kafka"));
         payloadSize = o.intValue("payload", 400);
-        relayRun = new RelayRun(o);
+        relayRun = new RelayRun(o).withWarmup(o);
     }
 
     @Override
@@ -49,6 +49,7 @@ final class BacklogScaling extends Scenario {
         long[] sizes = {small, large};
         long totalLost = 0;
         long offset = 0;
+        relayRun.warmup(env, writers, relayDs, outbox, broker);
         for (int k = 0; k < 2; k++) {
             long n = sizes[k];
             try (Destination dest = Destination.create(broker, env, "scaling", relayRun.producer)) {

@@ -34,6 +34,7 @@ final class E2eLatency extends Scenario {
     private int senders;
     private int consumers;
     private int payloadSize;
+    private String consumerKind;
     private RelayRun relayRun;
     private long lost = -1;
 
@@ -45,6 +46,11 @@ final class E2eLatency extends Scenario {
         senders = o.intValue("senders", 4);
         consumers = o.intValue("consumers", 4);
         payloadSize = o.intValue("payload", 400);
+        consumerKind = o.string("consumer", "library");
+        if (!consumerKind.equals("library") && !consumerKind.equals("plain")) {
+            throw new Options.UsageException("--consumer must be library (txbox's KafkaInboxConsumer) or plain, but was '"
+                    + consumerKind + "'");
+        }
         relayRun = new RelayRun(o);
         if (rate <= 0 || seconds < 1) {
             throw new Options.UsageException("--rate and --seconds must be positive");
@@ -94,8 +100,9 @@ final class E2eLatency extends Scenario {
                     record(key, nanos - sent, firstMeasured, latency, measured, maxPerSecond, start);
                 }
             };
-            try (InboxConsumer consumer = new InboxConsumer(env.kafkaBootstrap(), dest.name, 4, consumers, recvDs, inbox, onCommit)) {
-                consumer.awaitAssigned(Duration.ofSeconds(30));
+            try (Receivers consumer = consumerKind.equals("plain")
+                    ? Receivers.plain(env.kafkaBootstrap(), dest.name, consumers, recvDs, inbox, onCommit)
+                    : Receivers.library(env.kafkaBootstrap(), dest.name, consumers, recvDs, inbox, onCommit)) {
                 long t0 = System.nanoTime() + 50_000_000L;
                 AtomicLong next = new AtomicLong();
                 AtomicLong sendErrors = new AtomicLong();
@@ -159,7 +166,7 @@ final class E2eLatency extends Scenario {
                         .figure("late_sends", late.get(), "msgs")
                         .figure("send_errors", sendErrors.get(), "msgs")
                         .figure("lost", lost, "msgs")
-                        .figure("duplicates_absorbed", consumer.duplicates.get(), "msgs")
+                        .figure("duplicates_absorbed", consumer.duplicates(), "msgs")
                         .target("p99_ms", "<=", 25)
                         .target("lost", "==", 0);
                 report.note("late_sends: sends that started more than 10 ms after their slot (sender or pool saturated)");
@@ -173,7 +180,7 @@ final class E2eLatency extends Scenario {
                         last = i;
                     }
                 }
-                html.paragraph(String.format("%,.0f msg/s for %d s (+%d s warm-up), Kafka, %d senders, %d consumers:"
+                html.paragraph(String.format("%,.0f msg/s for %d s (+%d s warm-up), Kafka, %d senders, %d " + consumerKind + " consumers:"
                                 + " p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms.", rate, seconds, warmup, senders,
                                 consumers, ms(h.getValueAtPercentile(50)), ms(h.getValueAtPercentile(99)),
                                 ms(h.getValueAtPercentile(99.9)), ms(h.getMaxValue())))

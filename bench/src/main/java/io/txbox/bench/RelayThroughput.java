@@ -45,7 +45,7 @@ final class RelayThroughput extends Scenario {
         fillThreads = o.intValue("writers", mode.equals("drain") ? 2 : 4);
         txSize = o.intValue("tx-size", mode.equals("drain") ? 1000 : 10);
         rate = o.doubleValue("rate", 0);
-        relayRun = new RelayRun(o);
+        relayRun = new RelayRun(o).withWarmup(o);
         traceSql = o.flag("trace-sql");
     }
 
@@ -62,6 +62,7 @@ final class RelayThroughput extends Scenario {
         javax.sql.DataSource relayDs = timing != null ? timing.wrap(relayPool) : relayPool;
         Outbox outbox = Outbox.builder().tables(env.tables).build();
         byte[] payload = payload(payloadSize);
+        relayRun.warmup(env, writers, relayDs, outbox, broker);
         try (Destination dest = Destination.create(broker, env, broker.id, relayRun.producer)) {
             log("%s, mode %s, %,d rows of %d B", dest.describe(), mode, rows, payloadSize);
             long start = System.nanoTime();
@@ -71,6 +72,8 @@ final class RelayThroughput extends Scenario {
             counter.target(rows);
             double fillRate;
             long t0;
+            long writersDone = 0;
+            long backlogAtEnd = 0;
             Relay relay;
             if (mode.equals("drain")) {
                 fillRate = Backlog.fill(writers, outbox, dest.name, 0, rows, fillThreads, txSize, payload, 0, writeLine);
@@ -85,7 +88,9 @@ final class RelayThroughput extends Scenario {
                 relay.start();
                 t0 = System.nanoTime();
                 fillRate = Backlog.fill(writers, outbox, dest.name, 0, rows, fillThreads, txSize, payload, rate, writeLine);
-                log("%,d rows written at %,.0f rows/s while the relay ran", rows, fillRate);
+                writersDone = System.nanoTime();
+                backlogAtEnd = rows - counter.published.get();
+                log("%,d rows written at %,.0f rows/s while the relay ran; %,d not yet published", rows, fillRate, backlogAtEnd);
                 counter.await(Duration.ofSeconds(60));
             }
             double secs = (counter.reachedAt() - t0) / 1e9;
@@ -108,6 +113,12 @@ final class RelayThroughput extends Scenario {
                     .figure("batch_publish_p99_ms", InboxOverhead.ms(batchLatency.getValueAtPercentile(99)), "ms")
                     .figure("publish_failures", counter.failed.get(), "msgs")
                     .figure("dead_lettered", counter.dead.get(), "msgs");
+            if (writersDone != 0) {
+                // how far the relay lagged behind the writers: rows still waiting when the last
+                // write committed, and how long it then took to publish them
+                report.figure("backlog_when_writers_done", backlogAtEnd, "rows")
+                        .figure("drain_after_writers_s", Report.round(Math.max(0, counter.reachedAt() - writersDone) / 1e9, 2), "s");
+            }
             report.target("msgs_per_sec", ">=", broker == Broker.KAFKA ? 50_000 : 20_000);
             report.target("lost", "==", 0);
             report.note(dest.describe());

@@ -216,7 +216,7 @@ final class Soak extends Scenario {
             report.figure("lost", lost, "msgs")
                     .figure("double_effects", doubles, "msgs")
                     .figure("sent", sent, "msgs")
-                    .figure("published", counter.published.get(), "msgs")
+                    .figure("published_reported", counter.published.get(), "msgs")
                     .figure("duplicates_absorbed", consumer.duplicates.get(), "msgs")
                     .figure("outbox_left", left, "rows")
                     .figure("dead_lettered", deadRows, "rows")

@@ -35,20 +35,21 @@ class BenchSmokeIT {
 
     @Test
     void relayKafka_drainsTheBacklogAndLosesNothing() throws Exception {
-        JsonNode bench = run("relay-kafka", "--rows", "2000", "--kafka", kafka);
+        JsonNode bench = run("relay-kafka", "--rows", "2000", "--warmup-rows", "1000", "--kafka", kafka);
         assertThat(bench.at("/figures/msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
 
     @Test
     void relayKafka_concurrentMode_losesNothing() throws Exception {
-        JsonNode bench = run("relay-kafka", "--rows", "1000", "--mode", "concurrent", "--kafka", kafka);
+        JsonNode bench = run("relay-kafka", "--rows", "1000", "--mode", "concurrent", "--warmup-rows", "0",
+                "--kafka", kafka);
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
 
     @Test
     void relayRabbitmq_drainsTheBacklogAndLosesNothing() throws Exception {
-        JsonNode bench = run("relay-rabbitmq", "--rows", "2000");
+        JsonNode bench = run("relay-rabbitmq", "--rows", "2000", "--warmup-rows", "0");
         assertThat(bench.at("/figures/msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
@@ -64,7 +65,7 @@ class BenchSmokeIT {
     @Test
     void backlogScaling_reportsTheRatio() throws Exception {
         JsonNode bench = run("backlog-scaling", "--small", "500", "--rows", "2000", "--batch", "100",
-                "--kafka", kafka);
+                "--warmup-rows", "0", "--kafka", kafka);
         assertThat(bench.at("/figures/ratio").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
