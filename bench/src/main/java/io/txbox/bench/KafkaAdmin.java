@@ -42,6 +42,41 @@ final class KafkaAdmin {
         }
     }
 
+    /**
+     * Waits until consumer group {@code group} is stable with {@code members} members that hold
+     * {@code partitions} partitions between them; returns how long that took. With the classic
+     * group protocol every member that joins stops the whole group for up to a heartbeat
+     * interval (3 s), which a latency measurement must not include.
+     */
+    static Duration awaitGroupStable(String bootstrap, String group, int members, int partitions, Duration timeout) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        long t0 = System.nanoTime();
+        long end = t0 + timeout.toNanos();
+        try (Admin admin = Admin.create(p)) {
+            while (System.nanoTime() < end) {
+                try {
+                    var d = admin.describeConsumerGroups(List.of(group)).all().get(10, TimeUnit.SECONDS).get(group);
+                    int assigned = 0;
+                    for (var m : d.members()) {
+                        assigned += m.assignment().topicPartitions().size();
+                    }
+                    if (d.groupState() == org.apache.kafka.common.GroupState.STABLE && d.members().size() == members
+                            && assigned == partitions) {
+                        return Duration.ofNanos(System.nanoTime() - t0);
+                    }
+                } catch (ExecutionException | TimeoutException e) {
+                    // the group does not exist yet
+                }
+                Thread.sleep(200);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        throw new IllegalStateException("consumer group " + group + " did not become stable with " + members
+                + " members within " + timeout);
+    }
+
     static Properties consumerProps(String bootstrap, String groupId) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);

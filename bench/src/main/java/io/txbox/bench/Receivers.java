@@ -59,7 +59,8 @@ abstract class Receivers implements AutoCloseable {
             c.start();
             consumers.add(c);
         }
-        // group membership settles while the warm-up messages flow
+        Duration settle = KafkaAdmin.awaitGroupStable(bootstrap, "bench-" + topic, count, 4, Duration.ofSeconds(60));
+        Scenario.log("consumer group stable with %d members after %d ms", count, settle.toMillis());
         return new Receivers() {
             @Override
             long duplicates() {
