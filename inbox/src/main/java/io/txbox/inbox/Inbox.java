@@ -204,7 +204,7 @@ public interface Inbox {
 
     /**
      * Deletes this consumer's completed entries older than the retention window, in batches
-     * of {@value InboxImpl#PURGE_BATCH} rows, each in its own short transaction, skipping rows
+     * of 1,000 rows, each in its own short transaction, skipping rows
      * that are locked. Served by a partial index on {@code completed_at}. After an entry is
      * gone, a redelivery of its key is FIRST again: the window is the span of the dedup
      * guarantee.
