@@ -65,11 +65,12 @@ class BadInputApiIT {
         assertThat(e).isNotNull();
         assertThat(e.getMessage()).contains("message key").contains(problem).doesNotContain("\u0000").doesNotContain("\u0007");
         assertThat(e.getMessage().length()).isLessThan(400);
-        assertThat(effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.inboxTable()))).isZero();
+        assertThat(effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.inboxTable())
+                + " WHERE consumer = 'api-corpus'")).isZero();
         String normal = "normal-after-" + what.replace(' ', '-');
         assertThat(inbox.process(PG.dataSource(), InboundMessage.of(normal, "x".getBytes(UTF_8)),
                 Effects.recorder("api-corpus")).status()).isEqualTo(Outcome.Status.PROCESSED);
-        effects.exec("DELETE FROM " + tables.qualified(tables.inboxTable()));
+        effects.exec("DELETE FROM " + tables.qualified(tables.inboxTable()) + " WHERE consumer = 'api-corpus'");
     }
 
     @ParameterizedTest(name = "{0}")

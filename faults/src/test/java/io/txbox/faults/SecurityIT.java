@@ -102,7 +102,7 @@ class SecurityIT {
         try {
             // a malformed amqp URI holding a password
             seen.add(text(catchThrowable(() -> RabbitPublisher.builder()
-                    .uri("amqp://svc:" + SECRET + "@127.0.0.1:notaport/vhost"))));
+                    .uri("amqp://svc:" + SECRET + "@127.0.0.1:notaport/vhost").build())));
             // a well-formed one that cannot connect
             seen.add(text(catchThrowable(() -> RabbitPublisher.builder()
                     .uri("amqp://svc:" + SECRET + "@127.0.0.1:1/").build())));
