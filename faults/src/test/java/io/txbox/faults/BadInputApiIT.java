@@ -85,9 +85,10 @@ class BadInputApiIT {
     void inbox_emojiKey_isAcceptedAndAppliedOnce() {
         String key = "order-\uD83C\uDF89-\u00e9-\u4e2d-1";
         InboundMessage m = InboundMessage.of(key, "x".getBytes(UTF_8));
-        assertThat(inbox.process(PG.dataSource(), m, Effects.recorder("api-emoji")).status())
+        Inbox emoji = Inbox.builder("api-emoji").tables(tables).build();
+        assertThat(emoji.process(PG.dataSource(), m, Effects.recorder("api-emoji")).status())
                 .isEqualTo(Outcome.Status.PROCESSED);
-        assertThat(inbox.process(PG.dataSource(), m, Effects.recorder("api-emoji")).status())
+        assertThat(emoji.process(PG.dataSource(), m, Effects.recorder("api-emoji")).status())
                 .isEqualTo(Outcome.Status.DUPLICATE);
         assertThat(effects.count("api-emoji", key)).isEqualTo(1);
     }
