@@ -1,0 +1,319 @@
+package io.txbox.relay;
+
+import io.txbox.ConfigException;
+import io.txbox.Texts;
+import io.txbox.TxboxTables;
+import io.txbox.outbox.Outbox;
+import io.txbox.relay.internal.RelayEngine;
+import io.txbox.relay.internal.RelaySettings;
+import java.lang.management.ManagementFactory;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Moves committed outbox rows to their brokers: claims them in id order, publishes them, and
+ * deletes each row only after its broker confirmed it. Delivery is at least once; the
+ * receiving inbox absorbs duplicates.
+ *
+ * <pre>{@code
+ * KafkaPublisher kafka = KafkaPublisher.builder().bootstrapServers("localhost:9092").build();
+ * RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(cf).build();
+ * try (Relay relay = Relay.builder()
+ *         .dataSource(ds)
+ *         .route("payments", kafka.topic("payments"))
+ *         .route("shipping", rabbit.exchange("shipping"))
+ *         .wakeOn(outbox)
+ *         .build()) {
+ *     relay.start();
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <h2>How it works</h2>
+ * Every outbox row belongs to one of 64 lanes (a hash of its routing key). Each relay worker
+ * registers as a member, leases a fair share of the lanes, and publishes only rows of its own
+ * lanes; taking over a lane increments the lane's fence. A batch is one transaction: it locks
+ * and renews the worker's lanes (checking the fences), claims up to {@link
+ * Builder#batchSize(int) batchSize} rows in id order with {@code FOR UPDATE SKIP LOCKED},
+ * publishes them all, waits for the confirmations for at most {@link
+ * Builder#publishTimeout(Duration) publishTimeout}, then deletes the confirmed rows, schedules
+ * a retry for the failed ones and moves the hopeless ones to the dead-letter table, and
+ * commits.
+ *
+ * <h2>Ordering</h2>
+ * Rows of one routing key are published in id order, by one worker at a time, with any number
+ * of relay instances, as long as publishes succeed. A failed row blocks its lane until the
+ * row's retry is due, so no later row of that key overtakes it in a later batch; rows of the
+ * same key that were already sent in the same batch as the failed row do reach the broker
+ * before its retry. A dead-lettered row no longer holds its key back. Rows that commit out of
+ * id order are never missed; they are published when they become visible. See the README for
+ * the full statement.
+ */
+public interface Relay extends AutoCloseable {
+    /** Default number of worker threads per relay: {@value}. */
+    int DEFAULT_WORKERS = 2;
+    /** Default rows per batch: {@value}. */
+    int DEFAULT_BATCH_SIZE = 500;
+    /** Largest accepted batch size: {@value}. */
+    int MAX_BATCH_SIZE = 10_000;
+    /** Default poll interval when idle: 200 ms. */
+    Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
+    /** Default time a batch waits for broker confirmations: 10 s. */
+    Duration DEFAULT_PUBLISH_TIMEOUT = Duration.ofSeconds(10);
+    /** Default lane lease: 30 s. A crashed relay's lanes are taken over after this. */
+    Duration DEFAULT_LANE_LEASE = Duration.ofSeconds(30);
+    /** Default attempts before a row is dead-lettered: {@value}. */
+    int DEFAULT_MAX_ATTEMPTS = 10;
+    /** Default first retry delay: 500 ms, doubled per attempt. */
+    Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(500);
+    /** Default longest retry delay: 5 min. */
+    Duration DEFAULT_MAX_BACKOFF = Duration.ofMinutes(5);
+    /** Default interval of the backlog query feeding {@link RelayListener#backlog}: 15 s. */
+    Duration DEFAULT_BACKLOG_INTERVAL = Duration.ofSeconds(15);
+    /** Default bound on {@link #close()}: 20 s. */
+    Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(20);
+
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /** Starts the workers. Calling it twice is a no-op; calling it after close throws. */
+    void start();
+
+    /**
+     * Wakes every worker to look for rows now rather than at its next poll, with a few quick
+     * retries (1, 2, 4, ... ms) for rows whose transaction is just committing.
+     */
+    void wakeUp();
+
+    /** This relay's id, the prefix of its members' ids and of its log lines. */
+    String id();
+
+    /** A cheap snapshot of counters and state; does no I/O. */
+    RelayStatus status();
+
+    /**
+     * Checks that the database and every broker answer, each within {@code timeout}. Does I/O;
+     * meant for a health endpoint.
+     */
+    RelayStatus.Health health(Duration timeout);
+
+    /**
+     * Stops claiming, lets each worker finish its in-flight batch (deleting what the broker
+     * confirmed, scheduling retries for the rest), releases the lanes, and closes the
+     * publishers unless {@link Builder#closePublishers(boolean)} was false. Waits at most the
+     * shutdown timeout; a batch still running then is rolled back, which leaves its rows in the
+     * outbox to be published again (possibly twice), never lost. Idempotent.
+     */
+    @Override
+    void close();
+
+    /** Configures a {@link Relay}. Every option can be set from plain values; each setter checks its argument. */
+    final class Builder {
+        private @Nullable DataSource dataSource;
+        private TxboxTables tables = TxboxTables.defaults();
+        private final Map<String, Route> routes = new LinkedHashMap<>();
+        private @Nullable String relayId;
+        private int workers = DEFAULT_WORKERS;
+        private int batchSize = DEFAULT_BATCH_SIZE;
+        private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+        private Duration publishTimeout = DEFAULT_PUBLISH_TIMEOUT;
+        private Duration laneLease = DEFAULT_LANE_LEASE;
+        private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+        private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
+        private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
+        private Duration backlogInterval = DEFAULT_BACKLOG_INTERVAL;
+        private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+        private final List<Outbox> wakeOn = new ArrayList<>();
+        private RelayListener listener = RelayListener.NONE;
+        private Clock clock = Clock.systemUTC();
+        private boolean closePublishers = true;
+
+        Builder() {}
+
+        /** The database holding the outbox. Required. Each worker keeps one connection while running. */
+        public Builder dataSource(DataSource dataSource) {
+            this.dataSource = notNull("dataSource", dataSource);
+            return this;
+        }
+
+        /** Where the tables live; default {@link TxboxTables#defaults()}. */
+        public Builder tables(TxboxTables tables) {
+            this.tables = notNull("tables", tables);
+            return this;
+        }
+
+        /**
+         * Sends rows whose destination is {@code destination} through {@code route}. At least one
+         * route is required. Rows with a destination that has no route are dead-lettered with
+         * the reason, never left to block the relay.
+         */
+        public Builder route(String destination, Route route) {
+            if (destination == null || destination.isBlank()) {
+                throw new ConfigException("route destination must be non-blank, but was "
+                        + (destination == null ? "null" : Texts.quote(destination)));
+            }
+            notNull("route for " + destination, route);
+            if (routes.putIfAbsent(destination, route) != null) {
+                throw new ConfigException("route destination " + Texts.quote(destination) + " is configured twice");
+            }
+            return this;
+        }
+
+        /** Id of this relay in logs and lane ownership; default {@code relay-<pid>-<random>}. Must be unique among running relays. */
+        public Builder relayId(String relayId) {
+            if (relayId == null || !relayId.matches("[A-Za-z0-9._:-]{1,200}")) {
+                throw new ConfigException("relayId must be 1-200 characters of [A-Za-z0-9._:-], but was "
+                        + (relayId == null ? "null" : Texts.quote(relayId)));
+            }
+            this.relayId = relayId;
+            return this;
+        }
+
+        /** Worker threads, each with its own lanes and connection; default {@value #DEFAULT_WORKERS}, 1 to 64. */
+        public Builder workers(int workers) {
+            if (workers < 1 || workers > 64) {
+                throw new ConfigException("workers must be between 1 and 64, but was " + workers);
+            }
+            this.workers = workers;
+            return this;
+        }
+
+        /** Rows claimed per batch; default {@value #DEFAULT_BATCH_SIZE}, 1 to {@value #MAX_BATCH_SIZE}. */
+        public Builder batchSize(int batchSize) {
+            if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
+                throw new ConfigException("batchSize must be between 1 and " + MAX_BATCH_SIZE + ", but was " + batchSize);
+            }
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /** How long an idle worker waits before looking again; default 200 ms, 1 ms to 1 h. */
+        public Builder pollInterval(Duration pollInterval) {
+            this.pollInterval = range("pollInterval", pollInterval, Duration.ofMillis(1), Duration.ofHours(1));
+            return this;
+        }
+
+        /**
+         * Longest wait for the broker to confirm a batch; unconfirmed rows are retried. Default
+         * 10 s, 100 ms to 10 min, and less than the lane lease. The batch's transaction is open
+         * this long at most.
+         */
+        public Builder publishTimeout(Duration publishTimeout) {
+            this.publishTimeout = range("publishTimeout", publishTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
+            return this;
+        }
+
+        /** How long a worker's lanes stay its own without renewal; default 30 s, 1 s to 1 h. */
+        public Builder laneLease(Duration laneLease) {
+            this.laneLease = range("laneLease", laneLease, Duration.ofSeconds(1), Duration.ofHours(1));
+            return this;
+        }
+
+        /** Publish attempts before a row is dead-lettered; default {@value #DEFAULT_MAX_ATTEMPTS}, at least 1. */
+        public Builder maxAttempts(int maxAttempts) {
+            if (maxAttempts < 1) {
+                throw new ConfigException("maxAttempts must be at least 1, but was " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
+         * Retry delay after the first failure, doubled per attempt up to {@code maxBackoff}, with
+         * jitter of up to half the delay; defaults 500 ms and 5 min.
+         */
+        public Builder backoff(Duration initialBackoff, Duration maxBackoff) {
+            this.initialBackoff = range("initialBackoff", initialBackoff, Duration.ofMillis(1), Duration.ofDays(1));
+            this.maxBackoff = range("maxBackoff", maxBackoff, Duration.ofMillis(1), Duration.ofDays(1));
+            return this;
+        }
+
+        /** How often one worker samples the backlog for {@link RelayListener#backlog}; default 15 s; zero turns it off. */
+        public Builder backlogInterval(Duration backlogInterval) {
+            this.backlogInterval = backlogInterval != null && backlogInterval.isZero() ? Duration.ZERO
+                    : range("backlogInterval", backlogInterval, Duration.ofMillis(100), Duration.ofDays(1));
+            return this;
+        }
+
+        /** Bound on {@link Relay#close()}; default 20 s. */
+        public Builder shutdownTimeout(Duration shutdownTimeout) {
+            this.shutdownTimeout = range("shutdownTimeout", shutdownTimeout, Duration.ZERO, Duration.ofHours(1));
+            return this;
+        }
+
+        /**
+         * Wakes the relay whenever {@code outbox} sends in this JVM, so a message goes out right
+         * after its commit instead of at the next poll.
+         */
+        public Builder wakeOn(Outbox outbox) {
+            wakeOn.add(notNull("wakeOn outbox", outbox));
+            return this;
+        }
+
+        /** Receives counts and latencies; default {@link RelayListener#NONE}. */
+        public Builder listener(RelayListener listener) {
+            this.listener = notNull("listener", listener);
+            return this;
+        }
+
+        /** Clock for status timestamps; default {@link Clock#systemUTC()}. Retry times use the database clock. */
+        public Builder clock(Clock clock) {
+            this.clock = notNull("clock", clock);
+            return this;
+        }
+
+        /** Whether {@link Relay#close()} closes the routes' publishers; default true. */
+        public Builder closePublishers(boolean closePublishers) {
+            this.closePublishers = closePublishers;
+            return this;
+        }
+
+        /**
+         * Checks the whole configuration and builds a relay that is not started yet.
+         *
+         * @throws ConfigException naming the property and value at fault
+         */
+        public Relay build() {
+            if (dataSource == null) {
+                throw new ConfigException("dataSource is required");
+            }
+            if (routes.isEmpty()) {
+                throw new ConfigException("at least one route is required");
+            }
+            if (publishTimeout.compareTo(laneLease) >= 0) {
+                throw new ConfigException("publishTimeout (" + publishTimeout + ") must be shorter than laneLease ("
+                        + laneLease + "), or a lane could change owner while its batch is still being published");
+            }
+            if (initialBackoff.compareTo(maxBackoff) > 0) {
+                throw new ConfigException("initialBackoff (" + initialBackoff + ") must not exceed maxBackoff (" + maxBackoff + ")");
+            }
+            String id = relayId != null ? relayId
+                    : "relay-" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID().toString().substring(0, 8);
+            return new RelayEngine(new RelaySettings(id, dataSource, tables, Map.copyOf(routes), workers, batchSize,
+                    pollInterval, publishTimeout, laneLease, maxAttempts, initialBackoff, maxBackoff, backlogInterval,
+                    shutdownTimeout, List.copyOf(wakeOn), listener, clock, closePublishers));
+        }
+
+        private static <T> T notNull(String property, @Nullable T value) {
+            if (value == null) {
+                throw new ConfigException(property + " must not be null");
+            }
+            return value;
+        }
+
+        private static Duration range(String property, @Nullable Duration value, Duration min, Duration max) {
+            if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+                throw new ConfigException(property + " must be between " + min + " and " + max + ", but was " + value);
+            }
+            return value;
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package io.txbox.relay;
+
+import java.time.Duration;
+
+/**
+ * Callbacks about what the relay did, for metrics or logs; every method has a no-op default.
+ * Called on relay threads after the database transaction committed (so counts are final);
+ * keep them fast and never throw (an exception is logged and ignored).
+ *
+ * <p>{@code io.txbox.relay.micrometer.RelayMetrics} implements this on Micrometer.
+ */
+public interface RelayListener {
+    /** No-op listener; the default. */
+    RelayListener NONE = new RelayListener() {};
+
+    /**
+     * {@code count} rows to {@code destination} were confirmed by the broker and deleted.
+     *
+     * @param latency from the first send of the batch to the last confirmation
+     */
+    default void published(String destination, String broker, int count, Duration latency) {}
+
+    /** {@code count} rows failed and will be retried after a backoff. */
+    default void failed(String destination, String broker, int count) {}
+
+    /** {@code count} rows were moved to the dead-letter table. {@code broker} is {@code none} for an unknown destination. */
+    default void deadLettered(String destination, String broker, int count) {}
+
+    /**
+     * The outbox backlog, sampled every backlog interval by one relay thread.
+     *
+     * @param rows rows waiting in the outbox, including delayed and backing-off ones
+     * @param oldestAge age of the oldest row by the database clock; zero when empty
+     */
+    default void backlog(long rows, Duration oldestAge) {}
+}

@@ -1,0 +1,44 @@
+package io.txbox.relay;
+
+import java.time.Instant;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A snapshot of a relay, from {@link Relay#status()}.
+ *
+ * @param relayId the relay's id
+ * @param state lifecycle state
+ * @param ownedLanes lanes its workers hold right now
+ * @param published rows confirmed and deleted since start
+ * @param failed failed publish attempts since start (rows scheduled for retry)
+ * @param deadLettered rows moved to the dead-letter table since start
+ * @param lastError the most recent database or broker error, if any
+ * @param lastBatchAt when a worker last finished a batch transaction, if ever
+ */
+public record RelayStatus(
+        String relayId,
+        State state,
+        int ownedLanes,
+        long published,
+        long failed,
+        long deadLettered,
+        @Nullable String lastError,
+        @Nullable Instant lastBatchAt) {
+
+    /** Lifecycle of a relay. */
+    public enum State { NEW, RUNNING, CLOSING, CLOSED }
+
+    /**
+     * Result of {@link Relay#health}.
+     *
+     * @param up true if the database and every broker answered
+     * @param database {@code "UP"} or the error
+     * @param brokers per route destination, {@code "UP"} or the error
+     */
+    public record Health(boolean up, String database, Map<String, String> brokers) {
+        public Health {
+            brokers = Map.copyOf(brokers);
+        }
+    }
+}

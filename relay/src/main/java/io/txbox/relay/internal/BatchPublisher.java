@@ -1,0 +1,115 @@
+package io.txbox.relay.internal;
+
+import io.txbox.Texts;
+import io.txbox.relay.PublishException;
+import io.txbox.relay.PublishRecord;
+import io.txbox.relay.Publisher;
+import io.txbox.relay.Route;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Publishes one claimed batch through the routes and waits, at most the publish timeout, for
+ * every confirmation. The only place that talks to a {@link Publisher}; broker-independent.
+ */
+final class BatchPublisher {
+    private final Map<String, Route> routes;
+    private final long timeoutNanos;
+
+    BatchPublisher(Map<String, Route> routes, Duration publishTimeout) {
+        this.routes = routes;
+        this.timeoutNanos = publishTimeout.toNanos();
+    }
+
+    /** Outcomes in the order of {@code rows}; {@link Result#latencyNanos} spans first send to last confirmation. */
+    Result publish(List<PublishRecord> rows) {
+        int n = rows.size();
+        Outcome[] outcomes = new Outcome[n];
+        @SuppressWarnings("unchecked")
+        CompletableFuture<Void>[] futures = new CompletableFuture[n];
+        Set<Publisher> used = new LinkedHashSet<>();
+        long start = System.nanoTime();
+        long deadline = start + timeoutNanos;
+        for (int i = 0; i < n; i++) {
+            PublishRecord row = rows.get(i);
+            Route route = routes.get(row.destination());
+            if (route == null) {
+                outcomes[i] = Outcome.noRoute("no route configured for destination " + Texts.quote(row.destination()));
+                continue;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                // the broker pushed back for the whole timeout; the rest of the batch is retried later
+                outcomes[i] = Outcome.retry("publish timeout (" + Duration.ofNanos(timeoutNanos) + ") before the message was sent");
+                continue;
+            }
+            used.add(route.publisher());
+            try {
+                futures[i] = route.publisher().publish(route.target(), row).toCompletableFuture();
+            } catch (RuntimeException e) {
+                outcomes[i] = classify(e);
+            }
+        }
+        for (Publisher p : used) {
+            try {
+                p.endOfBatch();
+            } catch (RuntimeException e) {
+                // the per-record stages report what failed
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            if (futures[i] == null) {
+                continue;
+            }
+            long remaining = deadline - System.nanoTime();
+            try {
+                futures[i].get(Math.max(remaining, 0), TimeUnit.NANOSECONDS);
+                outcomes[i] = Outcome.CONFIRMED;
+            } catch (TimeoutException e) {
+                outcomes[i] = Outcome.retry("no broker confirmation within the publish timeout ("
+                        + Duration.ofNanos(timeoutNanos) + ")");
+            } catch (ExecutionException e) {
+                outcomes[i] = classify(e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                outcomes[i] = Outcome.retry("relay interrupted while waiting for the broker");
+            }
+        }
+        return new Result(outcomes, System.nanoTime() - start);
+    }
+
+    static Outcome classify(Throwable e) {
+        Throwable t = e;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        String text = describe(t);
+        if (t instanceof PublishException pe && !pe.retryable()) {
+            return Outcome.permanent(text);
+        }
+        return Outcome.retry(text);
+    }
+
+    static String describe(Throwable t) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable c = t; c != null && sb.length() < OutboxClaims.MAX_ERROR_CHARS; c = c.getCause()) {
+            if (sb.length() > 0) {
+                sb.append(" <- ");
+            }
+            sb.append(c instanceof PublishException ? "" : c.getClass().getSimpleName() + ": ").append(c.getMessage());
+            if (c.getCause() == c) {
+                break;
+            }
+        }
+        return OutboxClaims.clip(sb.toString());
+    }
+
+    record Result(Outcome[] outcomes, long latencyNanos) {}
+}

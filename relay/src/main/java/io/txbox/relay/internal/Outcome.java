@@ -1,0 +1,22 @@
+package io.txbox.relay.internal;
+
+import org.jspecify.annotations.Nullable;
+
+/** What happened to one claimed row in a batch. */
+record Outcome(Kind kind, @Nullable String error) {
+    enum Kind { CONFIRMED, RETRY, PERMANENT, NO_ROUTE }
+
+    static final Outcome CONFIRMED = new Outcome(Kind.CONFIRMED, null);
+
+    static Outcome retry(String error) {
+        return new Outcome(Kind.RETRY, error);
+    }
+
+    static Outcome permanent(String error) {
+        return new Outcome(Kind.PERMANENT, error);
+    }
+
+    static Outcome noRoute(String error) {
+        return new Outcome(Kind.NO_ROUTE, error);
+    }
+}

@@ -1,0 +1,243 @@
+package io.txbox.relay.internal;
+
+import io.txbox.TxboxException;
+import io.txbox.relay.PublishRecord;
+import io.txbox.relay.Publisher;
+import io.txbox.relay.Relay;
+import io.txbox.relay.RelayListener;
+import io.txbox.relay.RelayStatus;
+import io.txbox.relay.Route;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The {@link Relay} implementation: owns the workers, the counters and the publishers' lifecycle. */
+public final class RelayEngine implements Relay {
+    private static final Logger log = LoggerFactory.getLogger(Relay.class);
+
+    private final RelaySettings settings;
+    private final OutboxClaims claims;
+    private final List<Worker> workers = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+    private final List<AutoCloseable> wakeSubscriptions = new ArrayList<>();
+    private final AtomicReference<RelayStatus.State> state = new AtomicReference<>(RelayStatus.State.NEW);
+    private final AtomicLong published = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong deadLettered = new AtomicLong();
+    private volatile @Nullable String lastError;
+    private volatile @Nullable Instant lastBatchAt;
+
+    public RelayEngine(RelaySettings settings) {
+        this.settings = settings;
+        this.claims = new OutboxClaims(settings.tables());
+    }
+
+    RelaySettings settings() {
+        return settings;
+    }
+
+    OutboxClaims claims() {
+        return claims;
+    }
+
+    boolean running() {
+        return state.get() == RelayStatus.State.RUNNING;
+    }
+
+    @Override
+    public synchronized void start() {
+        RelayStatus.State s = state.get();
+        if (s == RelayStatus.State.RUNNING) {
+            return;
+        }
+        if (s != RelayStatus.State.NEW) {
+            throw new TxboxException("relay " + settings.relayId() + " is " + s + " and cannot be started again");
+        }
+        state.set(RelayStatus.State.RUNNING);
+        for (int i = 0; i < settings.workers(); i++) {
+            Worker w = new Worker(this, i);
+            Thread t = new Thread(w, "txbox-" + w.memberId());
+            t.setDaemon(true);
+            workers.add(w);
+            threads.add(t);
+        }
+        threads.forEach(Thread::start);
+        settings.wakeOn().forEach(o -> wakeSubscriptions.add(o.onSend(this::wakeUp)));
+        log.info("{} - started: {} workers, routes {}, batch {}, poll {}, publish timeout {}, lane lease {}",
+                settings.relayId(), settings.workers(), settings.routes(), settings.batchSize(),
+                settings.pollInterval(), settings.publishTimeout(), settings.laneLease());
+    }
+
+    @Override
+    public void wakeUp() {
+        for (Worker w : workers) {
+            w.wake();
+        }
+    }
+
+    @Override
+    public String id() {
+        return settings.relayId();
+    }
+
+    @Override
+    public RelayStatus status() {
+        int lanes = 0;
+        for (Worker w : workers) {
+            lanes += w.ownedCount();
+        }
+        return new RelayStatus(settings.relayId(), state.get(), lanes, published.get(), failed.get(),
+                deadLettered.get(), lastError, lastBatchAt);
+    }
+
+    @Override
+    public RelayStatus.Health health(Duration timeout) {
+        String db;
+        try (Connection c = settings.dataSource().getConnection()) {
+            db = c.isValid((int) Math.max(1, timeout.toSeconds())) ? "UP" : "DOWN: connection not valid";
+        } catch (Exception e) {
+            db = "DOWN: " + e.getMessage();
+        }
+        Map<Publisher, String> checked = new IdentityHashMap<>();
+        Map<String, String> brokers = new LinkedHashMap<>();
+        settings.routes().forEach((destination, route) -> brokers.put(destination,
+                checked.computeIfAbsent(route.publisher(), p -> {
+                    try {
+                        p.check(timeout);
+                        return "UP";
+                    } catch (RuntimeException e) {
+                        return "DOWN: " + e.getMessage();
+                    }
+                })));
+        boolean up = db.equals("UP") && brokers.values().stream().allMatch("UP"::equals);
+        return new RelayStatus.Health(up, db, brokers);
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            RelayStatus.State s = state.get();
+            if (s == RelayStatus.State.CLOSED || s == RelayStatus.State.CLOSING) {
+                return;
+            }
+            state.set(RelayStatus.State.CLOSING);
+        }
+        for (AutoCloseable sub : wakeSubscriptions) {
+            try {
+                sub.close();
+            } catch (Exception ignored) {
+                // a listener registration cannot fail to close
+            }
+        }
+        wakeUp();
+        long deadline = System.nanoTime() + settings.shutdownTimeout().toNanos();
+        for (int i = 0; i < threads.size(); i++) {
+            Thread t = threads.get(i);
+            join(t, deadline);
+            if (t.isAlive()) {
+                log.warn("{} - batch still running after the shutdown timeout {}; rolling it back (its rows stay in the outbox)",
+                        workers.get(i).memberId(), settings.shutdownTimeout());
+                workers.get(i).abort();
+                join(t, System.nanoTime() + 2_000_000_000L);
+            }
+        }
+        if (settings.closePublishers()) {
+            Map<Publisher, Boolean> closed = new IdentityHashMap<>();
+            for (Route r : settings.routes().values()) {
+                if (closed.put(r.publisher(), Boolean.TRUE) == null) {
+                    try {
+                        r.publisher().close();
+                    } catch (RuntimeException e) {
+                        log.warn("{} - closing publisher {} failed: {}", settings.relayId(), r.publisher().broker(), e.toString());
+                    }
+                }
+            }
+        }
+        state.set(RelayStatus.State.CLOSED);
+        log.info("{} - closed: {} published, {} failed attempts, {} dead-lettered", settings.relayId(),
+                published.get(), failed.get(), deadLettered.get());
+    }
+
+    private static void join(Thread t, long deadlineNanos) {
+        try {
+            long left = deadlineNanos - System.nanoTime();
+            if (left > 0) {
+                t.join(Math.max(1, left / 1_000_000L));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Counts and reports a committed batch. */
+    void batchDone(List<PublishRecord> rows, Outcome[] outcomes, long latencyNanos) {
+        lastBatchAt = settings.clock().instant();
+        // per destination: confirmed, retried, dead
+        Map<String, int[]> counts = new HashMap<>();
+        for (int i = 0; i < rows.size(); i++) {
+            int[] c = counts.computeIfAbsent(rows.get(i).destination(), d -> new int[3]);
+            switch (outcomes[i].kind()) {
+                case CONFIRMED -> c[0]++;
+                case RETRY -> {
+                    if (rows.get(i).attempts() + 1 >= settings.maxAttempts()) {
+                        c[2]++;
+                    } else {
+                        c[1]++;
+                    }
+                }
+                case PERMANENT, NO_ROUTE -> c[2]++;
+            }
+        }
+        RelayListener listener = settings.listener();
+        Duration latency = Duration.ofNanos(latencyNanos);
+        counts.forEach((destination, c) -> {
+            Route route = settings.routes().get(destination);
+            String broker = route == null ? "none" : route.publisher().broker();
+            published.addAndGet(c[0]);
+            failed.addAndGet(c[1]);
+            deadLettered.addAndGet(c[2]);
+            try {
+                if (c[0] > 0) {
+                    listener.published(destination, broker, c[0], latency);
+                }
+                if (c[1] > 0) {
+                    listener.failed(destination, broker, c[1]);
+                }
+                if (c[2] > 0) {
+                    listener.deadLettered(destination, broker, c[2]);
+                }
+            } catch (RuntimeException e) {
+                log.warn("{} - relay listener failed: {}", settings.relayId(), e.toString());
+            }
+        });
+        for (Outcome o : outcomes) {
+            if (o.kind() != Outcome.Kind.CONFIRMED && o.error() != null) {
+                lastError = o.error();
+                break;
+            }
+        }
+    }
+
+    void backlog(long rows, Duration oldest) {
+        try {
+            settings.listener().backlog(rows, oldest);
+        } catch (RuntimeException e) {
+            log.warn("{} - relay listener failed: {}", settings.relayId(), e.toString());
+        }
+    }
+
+    void error(Exception e) {
+        lastError = e.getMessage();
+    }
+}

@@ -1,0 +1,445 @@
+package io.txbox.relay.internal;
+
+import io.txbox.internal.SqlErrors;
+import io.txbox.outbox.Lanes;
+import io.txbox.relay.PublishRecord;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One relay worker: a lane-holding member with its own connection and thread, running batch
+ * transactions back to back while there is work and polling otherwise.
+ */
+final class Worker implements Runnable {
+    private static final Logger log = LoggerFactory.getLogger(Worker.class);
+    /** Waits after a wake-up before falling back to the poll: the sender's commit may still be under way. */
+    private static final int[] WAKE_STEPS_MILLIS = {1, 2, 4, 8, 16, 32, 64};
+    private static final long MAX_ERROR_PAUSE_MILLIS = 5_000;
+
+    private final RelayEngine engine;
+    private final RelaySettings settings;
+    private final OutboxClaims claims;
+    private final BatchPublisher publisher;
+    private final Backoff backoff;
+    private final String memberId;
+    private final boolean samplesBacklog;
+    private final long rebalanceNanos;
+    private final long renewNanos;
+
+    /** Lanes held, with the fence each was taken at; only this worker's thread touches it. */
+    private final Map<Short, Long> owned = new LinkedHashMap<>();
+    private volatile @Nullable Connection connection;
+    private boolean lanesInitialised;
+    private long nextRebalance;
+    private long lastRenew = Long.MIN_VALUE;
+    private long nextBacklog;
+    private int errorStreak;
+
+    private final Object signal = new Object();
+    private boolean woken;
+    private int wakeStep = -1;
+    private volatile int ownedCount;
+
+    Worker(RelayEngine engine, int index) {
+        this.engine = engine;
+        this.settings = engine.settings();
+        this.claims = engine.claims();
+        this.publisher = new BatchPublisher(settings.routes(), settings.publishTimeout());
+        this.backoff = new Backoff(settings.initialBackoff(), settings.maxBackoff(), () -> ThreadLocalRandom.current().nextDouble());
+        this.memberId = settings.relayId() + "-w" + index;
+        this.samplesBacklog = index == 0 && !settings.backlogInterval().isZero();
+        this.rebalanceNanos = Math.max(settings.laneLease().toNanos() / 6, 50_000_000L);
+        this.renewNanos = settings.laneLease().toNanos() / 4;
+    }
+
+    String memberId() {
+        return memberId;
+    }
+
+    int ownedCount() {
+        return ownedCount;
+    }
+
+    @Override
+    public void run() {
+        log.debug("{} - started", memberId);
+        while (engine.running()) {
+            try {
+                Connection c = connection();
+                long now = System.nanoTime();
+                if (now - nextRebalance >= 0) {
+                    rebalance(c);
+                    nextRebalance = System.nanoTime() + rebalanceNanos;
+                }
+                if (samplesBacklog && now - nextBacklog >= 0) {
+                    sampleBacklog(c);
+                    nextBacklog = System.nanoTime() + settings.backlogInterval().toNanos();
+                }
+                int claimed = batch(c);
+                errorStreak = 0;
+                if (claimed > 0) {
+                    resetWake();
+                    continue; // more rows may be waiting; an empty claim costs one round trip
+                }
+                idle();
+            } catch (Exception e) {
+                onError(e);
+            }
+        }
+        leave();
+        log.debug("{} - stopped", memberId);
+    }
+
+    /** One batch transaction; returns the rows claimed. */
+    private int batch(Connection c) throws SQLException {
+        if (owned.isEmpty()) {
+            return 0;
+        }
+        long started = System.nanoTime();
+        boolean renew = started - lastRenew >= renewNanos;
+        Map<Short, Boolean> held;
+        List<PublishRecord> rows;
+        short[] lanes;
+        try {
+            held = claims.lockLanes(c, memberId, owned, renew, settings.laneLease());
+            if (renew) {
+                lastRenew = started;
+            }
+            if (held.size() < owned.size()) {
+                List<Short> lost = new ArrayList<>(owned.keySet());
+                lost.removeAll(held.keySet());
+                owned.keySet().removeAll(lost);
+                ownedCount = owned.size();
+                log.info("{} - lanes {} were taken over by another relay (fence changed); no longer publishing them",
+                        memberId, lost);
+            }
+            List<Short> open = new ArrayList<>(held.size());
+            held.forEach((lane, blocked) -> {
+                if (!blocked) {
+                    open.add(lane);
+                }
+            });
+            OutboxClaims.Claimed claimed = open.isEmpty() ? null : claims.claim(c, open, settings.batchSize());
+            rows = claimed == null ? List.of() : claimed.rows();
+            lanes = claimed == null ? new short[0] : claimed.lanes();
+            if (rows.isEmpty()) {
+                c.commit();
+                return 0;
+            }
+        } catch (SQLException | RuntimeException e) {
+            rollbackQuietly(c);
+            throw e;
+        }
+        BatchPublisher.Result result = publisher.publish(rows);
+        try {
+            settle(c, rows, lanes, result);
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            // nothing was deleted: every row stays in the outbox and is published again later
+            rollbackQuietly(c);
+            throw e;
+        }
+        engine.batchDone(rows, result.outcomes(), result.latencyNanos());
+        return rows.size();
+    }
+
+    private void settle(Connection c, List<PublishRecord> rows, short[] lanes, BatchPublisher.Result result) throws SQLException {
+        Outcome[] outcomes = result.outcomes();
+        LongList confirmed = new LongList();
+        LongList retryIds = new LongList();
+        List<String> retryErrors = new ArrayList<>();
+        LongList retryDelays = new LongList();
+        LongList deadIds = new LongList();
+        List<String> deadReasons = new ArrayList<>();
+        List<Integer> deadExtra = new ArrayList<>();
+        Map<Short, Long> blocks = new HashMap<>();
+        for (int i = 0; i < rows.size(); i++) {
+            PublishRecord row = rows.get(i);
+            Outcome o = outcomes[i];
+            switch (o.kind()) {
+                case CONFIRMED -> confirmed.add(row.id());
+                case NO_ROUTE -> {
+                    deadIds.add(row.id());
+                    deadReasons.add(o.error());
+                    deadExtra.add(0);
+                    log.warn("{} - dead-lettering {} (id {}): {}", memberId, row.stepKey(), row.id(), o.error());
+                }
+                case PERMANENT -> {
+                    deadIds.add(row.id());
+                    deadReasons.add(OutboxClaims.clip("not retryable: " + o.error()));
+                    deadExtra.add(1);
+                    log.warn("{} - dead-lettering {} (id {}, destination {}): broker refused it for good: {}",
+                            memberId, row.stepKey(), row.id(), row.destination(), o.error());
+                }
+                case RETRY -> {
+                    int attempts = row.attempts() + 1;
+                    if (attempts >= settings.maxAttempts()) {
+                        deadIds.add(row.id());
+                        deadReasons.add(OutboxClaims.clip("gave up after " + attempts + " attempts: " + o.error()));
+                        deadExtra.add(1);
+                        log.warn("{} - dead-lettering {} (id {}, destination {}) after {} attempts: {}",
+                                memberId, row.stepKey(), row.id(), row.destination(), attempts, o.error());
+                    } else {
+                        long delay = backoff.delayMillis(attempts);
+                        retryIds.add(row.id());
+                        retryErrors.add(OutboxClaims.clip(o.error()));
+                        retryDelays.add(delay);
+                        blocks.merge(lanes[i], delay, Math::max);
+                    }
+                }
+            }
+        }
+        if (!retryIds.isEmpty()) {
+            log.warn("{} - {} of {} rows not confirmed, retrying after backoff (lanes {} paused); first error: {}",
+                    memberId, retryIds.size(), rows.size(), blocks.keySet(), retryErrors.get(0));
+        }
+        claims.delete(c, confirmed.toArray());
+        claims.retry(c, retryIds.toArray(), retryErrors.toArray(String[]::new), retryDelays.toArray());
+        claims.block(c, blocks);
+        claims.deadLetter(c, deadIds.toArray(), deadReasons.toArray(String[]::new),
+                deadExtra.stream().mapToInt(Integer::intValue).toArray());
+    }
+
+    /** Heartbeat, then take or release lanes toward a fair share of {@value Lanes#COUNT} among live members. */
+    private void rebalance(Connection c) throws SQLException {
+        try {
+            if (!lanesInitialised) {
+                claims.initLanes(c);
+                c.commit();
+                lanesInitialised = true;
+            }
+            int live = Math.max(1, claims.heartbeat(c, memberId, settings.laneLease()));
+            c.commit();
+            int share = (Lanes.COUNT + live - 1) / live;
+            Map<Short, Long> current = claims.owned(c, memberId);
+            if (current.size() > share) {
+                List<Short> surplus = new ArrayList<>(current.keySet()).subList(share, current.size());
+                claims.release(c, memberId, surplus);
+                c.commit();
+                surplus.forEach(current::remove);
+                log.debug("{} - released lanes {} ({} live members, share {})", memberId, surplus, live, share);
+            } else if (current.size() < share) {
+                Map<Short, Long> taken = claims.take(c, memberId, share - current.size(), settings.laneLease());
+                c.commit();
+                current.putAll(taken);
+                if (!taken.isEmpty()) {
+                    lastRenew = Long.MIN_VALUE;
+                    log.debug("{} - took lanes {} ({} live members, share {})", memberId, taken.keySet(), live, share);
+                }
+            } else {
+                c.commit();
+            }
+            owned.clear();
+            owned.putAll(current);
+            ownedCount = owned.size();
+        } catch (SQLException | RuntimeException e) {
+            rollbackQuietly(c);
+            throw e;
+        }
+    }
+
+    private void sampleBacklog(Connection c) throws SQLException {
+        long[] b;
+        try {
+            b = claims.backlog(c);
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            rollbackQuietly(c);
+            throw e;
+        }
+        engine.backlog(b[0], Duration.ofMillis(b[1]));
+    }
+
+    private Connection connection() throws SQLException {
+        Connection c = connection;
+        if (c != null) {
+            return c;
+        }
+        c = settings.dataSource().getConnection();
+        try {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                // a relay stalled inside a batch must not hold its lanes' locks past the lease
+                long guard = settings.laneLease().toMillis();
+                s.execute("SET idle_in_transaction_session_timeout = " + guard);
+                s.execute("SET statement_timeout = " + guard);
+            }
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            closeQuietly(c);
+            throw e;
+        }
+        connection = c;
+        return c;
+    }
+
+    private void onError(Exception e) {
+        errorStreak++;
+        Exception translated = e instanceof SQLException ? SqlErrors.translate("relay batch", e) : e;
+        engine.error(translated);
+        long pause = Math.min(MAX_ERROR_PAUSE_MILLIS, 100L << Math.min(errorStreak - 1, 10));
+        if (errorStreak == 1 || errorStreak % 20 == 0) {
+            log.warn("{} - {} (attempt {} in a row), reconnecting in {} ms", memberId, translated.getMessage(),
+                    errorStreak, pause, e);
+        }
+        Connection c = connection;
+        connection = null;
+        if (c != null) {
+            closeQuietly(c);
+        }
+        nextRebalance = 0; // re-read ownership after reconnecting
+        pause(pause);
+    }
+
+    private void idle() {
+        synchronized (signal) {
+            if (woken) {
+                woken = false;
+                wakeStep = 0;
+                return;
+            }
+            long waitMillis;
+            if (wakeStep >= 0 && wakeStep < WAKE_STEPS_MILLIS.length) {
+                waitMillis = WAKE_STEPS_MILLIS[wakeStep++];
+            } else {
+                wakeStep = -1;
+                waitMillis = settings.pollInterval().toMillis();
+            }
+            waitOn(waitMillis);
+            if (woken) {
+                woken = false;
+                wakeStep = 0;
+            }
+        }
+    }
+
+    private void resetWake() {
+        synchronized (signal) {
+            wakeStep = -1;
+        }
+    }
+
+    private void pause(long millis) {
+        synchronized (signal) {
+            waitOn(millis);
+            woken = false;
+        }
+    }
+
+    private void waitOn(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        try {
+            long left;
+            while (!woken && engine.running() && (left = end - System.nanoTime()) > 0) {
+                signal.wait(Math.max(1, left / 1_000_000L));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    void wake() {
+        synchronized (signal) {
+            woken = true;
+            signal.notifyAll();
+        }
+    }
+
+    /** Releases the lanes and the membership, so another relay takes them over at once instead of after the lease. */
+    private void leave() {
+        Connection c = connection;
+        connection = null;
+        try {
+            if (c == null || c.isClosed()) {
+                c = settings.dataSource().getConnection();
+                c.setAutoCommit(false);
+            }
+            claims.leave(c, memberId);
+            c.commit();
+            log.debug("{} - released lanes {}", memberId, owned.keySet());
+        } catch (SQLException | RuntimeException e) {
+            log.warn("{} - could not release lanes on close; they free up when the lease ends: {}", memberId, e.toString());
+        } finally {
+            owned.clear();
+            ownedCount = 0;
+            if (c != null) {
+                closeQuietly(c);
+            }
+        }
+    }
+
+    /** Last resort at shutdown: breaks the connection of a batch that overran, rolling it back. */
+    void abort() {
+        Connection c = connection;
+        if (c != null) {
+            try {
+                c.abort(Runnable::run);
+            } catch (SQLException | RuntimeException e) {
+                log.debug("{} - abort failed: {}", memberId, e.toString());
+            }
+        }
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            c.rollback();
+        } catch (SQLException | RuntimeException ignored) {
+            // the connection is discarded by the caller
+        }
+    }
+
+    private static void closeQuietly(Connection c) {
+        try {
+            if (!c.isClosed() && !c.getAutoCommit()) {
+                c.rollback();
+            }
+            try (Statement s = c.createStatement()) {
+                s.execute("RESET idle_in_transaction_session_timeout; RESET statement_timeout");
+            }
+            c.setAutoCommit(true);
+        } catch (SQLException | RuntimeException ignored) {
+            // broken connections are evicted by the pool
+        }
+        try {
+            c.close();
+        } catch (SQLException | RuntimeException ignored) {
+            // nothing more to do
+        }
+    }
+
+    /** A growable long[] without boxing. */
+    private static final class LongList {
+        private long[] values = new long[16];
+        private int size;
+
+        void add(long v) {
+            if (size == values.length) {
+                values = java.util.Arrays.copyOf(values, size * 2);
+            }
+            values[size++] = v;
+        }
+
+        boolean isEmpty() {
+            return size == 0;
+        }
+
+        int size() {
+            return size;
+        }
+
+        long[] toArray() {
+            return java.util.Arrays.copyOf(values, size);
+        }
+    }
+}

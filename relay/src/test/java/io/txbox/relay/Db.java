@@ -1,0 +1,113 @@
+package io.txbox.relay;
+
+import io.txbox.TxboxTables;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.outbox.Outbox;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntFunction;
+import javax.sql.DataSource;
+
+/** Test helpers around one schema's outbox tables. */
+final class Db {
+    final DataSource ds;
+    final TxboxTables tables;
+    final Outbox outbox;
+
+    Db(DataSource ds, String schema) {
+        this.ds = ds;
+        this.tables = TxboxTables.inSchema(schema);
+        TxboxMigrations.migrate(ds, tables);
+        this.outbox = Outbox.builder().tables(tables).maxPayloadBytes(8 * 1024 * 1024).build();
+    }
+
+    static OutboxMessage message(String key, String destination, String routingKey, String payload) {
+        return OutboxMessage.builder(StepKey.of(key, "step"), destination).routingKey(routingKey)
+                .payload(payload).contentType("text/plain").build();
+    }
+
+    void send(OutboxMessage... messages) {
+        try (Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            outbox.sendAll(c, List.of(messages));
+            c.commit();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Sends {@code count} messages in transactions of up to 1000. */
+    void sendMany(int count, IntFunction<OutboxMessage> message) {
+        try (Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            List<OutboxMessage> chunk = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                chunk.add(message.apply(i));
+                if (chunk.size() == 1000 || i == count - 1) {
+                    outbox.sendAll(c, chunk);
+                    c.commit();
+                    chunk.clear();
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    long count(String table) {
+        return queryLong("SELECT count(*) FROM " + tables.qualified(table));
+    }
+
+    long outboxRows() {
+        return count(tables.outboxTable());
+    }
+
+    long deadRows() {
+        return count(tables.outboxDeadTable());
+    }
+
+    long queryLong(String sql, Object... args) {
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                ps.setObject(i + 1, args[i]);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : -1;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    String queryString(String sql, Object... args) {
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                ps.setObject(i + 1, args[i]);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    void execute(String sql) {
+        try (Connection c = ds.getConnection(); var s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static String utf8(byte[] b) {
+        return new String(b, StandardCharsets.UTF_8);
+    }
+}

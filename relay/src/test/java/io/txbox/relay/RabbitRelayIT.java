@@ -1,0 +1,138 @@
+package io.txbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import io.txbox.relay.rabbitmq.RabbitPublisher;
+import io.txbox.testkit.TestPostgres;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class RabbitRelayIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass();
+
+    static Db db;
+    static Connection admin;
+    static Channel ch;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        db = new Db(PG.dataSource(), PG.schema());
+        admin = factory().newConnection("test-admin");
+        ch = admin.createChannel();
+    }
+
+    @AfterAll
+    static void tearDown() throws Exception {
+        admin.close();
+    }
+
+    static ConnectionFactory factory() {
+        ConnectionFactory f = new ConnectionFactory();
+        f.setHost(System.getenv().getOrDefault("TXBOX_TEST_RABBIT_HOST", "127.0.0.1"));
+        f.setPort(5672);
+        f.setUsername("guest");
+        f.setPassword("guest");
+        return f;
+    }
+
+    static String name(String hint) {
+        return "txbox-test-" + hint + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    Relay.Builder relay(RabbitPublisher rabbit, String destination, String exchange) {
+        return Relay.builder().dataSource(db.ds).tables(db.tables).route(destination, rabbit.exchange(exchange))
+                .pollInterval(Duration.ofMillis(20)).publishTimeout(Duration.ofSeconds(3)).laneLease(Duration.ofSeconds(6))
+                .backoff(Duration.ofMillis(50), Duration.ofMillis(200));
+    }
+
+    static List<GetResponse> drain(String queue, int expected) {
+        List<GetResponse> got = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            GetResponse r;
+            while ((r = ch.basicGet(queue, true)) != null) {
+                got.add(r);
+            }
+            return got.size() >= expected;
+        });
+        return got;
+    }
+
+    @Test
+    void rabbit_publishesConfirmedPersistentMessagesWithHeaders_inOrderPerRoutingKey() throws Exception {
+        String exchange = name("ex");
+        String queue = name("q");
+        ch.exchangeDeclare(exchange, "topic", false, true, null);
+        ch.queueDeclare(queue, false, false, true, null);
+        ch.queueBind(queue, exchange, "#");
+        int n = 600;
+        db.sendMany(n, i -> OutboxMessage.builder(StepKey.of("order-" + i, "ship"), "shipping")
+                .routingKey("customer-" + (i % 7)).payload("p" + i).contentType("application/json")
+                .header("tenant", "t1").traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01").build());
+        try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(factory()).build();
+                Relay relay = relay(rabbit, "shipping", exchange).build()) {
+            relay.start();
+            List<GetResponse> got = drain(queue, n);
+            assertThat(got).hasSize(n);
+            GetResponse first = got.stream().filter(g -> g.getProps().getMessageId().equals("order-0:ship")).findFirst().orElseThrow();
+            assertThat(first.getProps().getDeliveryMode()).isEqualTo(2);
+            assertThat(first.getProps().getContentType()).isEqualTo("application/json");
+            assertThat(first.getEnvelope().getRoutingKey()).isEqualTo("customer-0");
+            Map<String, Object> h = first.getProps().getHeaders();
+            assertThat(h.get("x-idempotency-key")).hasToString("order-0:ship");
+            assertThat(h.get("idempotency-key")).hasToString("order-0:ship");
+            assertThat(h.get("txbox-original-key")).hasToString("order-0");
+            assertThat(h.get("content-type")).hasToString("application/json");
+            assertThat(h.get("traceparent")).hasToString("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+            assertThat(h.get("tenant")).hasToString("t1");
+            assertThat(Db.utf8(first.getBody())).isEqualTo("p0");
+            // per routing key, the payload numbers arrive ascending
+            for (int k = 0; k < 7; k++) {
+                String rk = "customer-" + k;
+                List<Integer> seq = got.stream().filter(g -> g.getEnvelope().getRoutingKey().equals(rk))
+                        .map(g -> Integer.parseInt(Db.utf8(g.getBody()).substring(1))).toList();
+                assertThat(seq).as(rk).isSorted().hasSize((int) java.util.stream.IntStream.range(0, n).filter(i -> i % 7 == rk.charAt(9) - '0').count());
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
+            assertThat(relay.status().published()).isEqualTo(n);
+        }
+    }
+
+    @Test
+    void rabbit_unroutableMessage_isReturnedAndRetriedNotAcked() throws Exception {
+        String exchange = name("noroute");
+        String queue = name("late");
+        ch.exchangeDeclare(exchange, "direct", false, true, null);
+        db.send(Db.message("unroutable-1", "nowhere", "rk-1", "hello"));
+        try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(factory()).build();
+                Relay relay = relay(rabbit, "nowhere", exchange).maxAttempts(1000).build()) {
+            relay.start();
+            // the broker returned it (312 NO_ROUTE): the row stays, with the attempt and reason recorded
+            await().atMost(Duration.ofSeconds(10)).until(() -> db.queryLong("SELECT attempts FROM "
+                    + db.tables.qualified(db.tables.outboxTable()) + " WHERE step_key = 'unroutable-1:step'") >= 2);
+            assertThat(db.queryString("SELECT last_error FROM " + db.tables.qualified(db.tables.outboxTable())
+                    + " WHERE step_key = 'unroutable-1:step'")).contains("312").contains("NO_ROUTE");
+            // once a queue is bound, the retry delivers it and only then is the row deleted
+            ch.queueDeclare(queue, false, false, true, null);
+            ch.queueBind(queue, exchange, "rk-1");
+            List<GetResponse> got = drain(queue, 1);
+            assertThat(Db.utf8(got.get(0).getBody())).isEqualTo("hello");
+            await().atMost(Duration.ofSeconds(10)).until(() -> db.queryLong("SELECT count(*) FROM "
+                    + db.tables.qualified(db.tables.outboxTable()) + " WHERE step_key = 'unroutable-1:step'") == 0);
+        }
+    }
+}
