@@ -5,6 +5,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
+import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
 import io.txbox.relay.kafka.KafkaPublisher;
@@ -77,10 +78,9 @@ public final class Brokers implements AutoCloseable {
         }
         try (Connection c = rabbit.newConnection("saga-setup"); Channel ch = c.createChannel()) {
             String exchange = brokerName(SHIPPING);
-            ch.exchangeDeclare(exchange, "direct", true);
+            ch.exchangeDeclare(exchange, "topic", true);
             // Queues of abandoned runs go away by themselves after 10 idle minutes.
             ch.queueDeclare(exchange, true, false, false, Map.of("x-expires", 600_000));
-            ch.queueBind(exchange, exchange, "");
             ch.queueBind(exchange, exchange, "#");
         } catch (Exception e) {
             throw new SagaException("cannot declare the RabbitMQ exchange and queue: " + e, e);
@@ -91,6 +91,8 @@ public final class Brokers implements AutoCloseable {
     void undeclare() {
         try (Connection c = rabbit.newConnection("saga-teardown"); Channel ch = c.createChannel()) {
             ch.queueDelete(brokerName(SHIPPING));
+            // the consumer's dead-letter queue goes only if nothing was dead-lettered
+            ch.queueDelete(brokerName(SHIPPING) + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX, false, true);
             ch.exchangeDelete(brokerName(SHIPPING));
         } catch (Exception e) {
             // best effort; the queue expires anyway
@@ -104,7 +106,7 @@ public final class Brokers implements AutoCloseable {
 
     /** A new Kafka publisher for one relay, wrapped for chaos. */
     public Publisher kafkaPublisher(String clientId) {
-        Publisher p = KafkaPublisher.builder().bootstrapServers(kafkaBootstrap).clientId(clientId).build();
+        Publisher p = KafkaPublisher.builder().bootstrapServers(kafkaBootstrap).property("client.id", clientId).build();
         return ChaosPublisher.wrap(p, settings.chaos().duplicatePublish(), chaosCopies);
     }
 

@@ -37,6 +37,7 @@ final class ConsumerAdapters {
         InboxConsumer consumer = RabbitInboxConsumer.builder(inbox, ds, handler)
                 .connectionFactory(factory)
                 .queue(queue)
+                .concurrency(2)
                 .backoff(BACKOFF)
                 .shutdownTimeout(SHUTDOWN)
                 .build();
