@@ -116,9 +116,18 @@ public final class Brokers implements AutoCloseable {
         return ChaosPublisher.wrap(p, settings.chaos().duplicatePublish(), chaosCopies);
     }
 
-    /** Consumes a Kafka topic through {@code inbox}, running {@code handler} once per key. */
-    public AutoCloseable kafkaConsumer(String destination, String group, Inbox inbox, DataSource ds, Handler handler) {
-        return ConsumerAdapters.kafka(kafkaBootstrap, brokerName(destination), group, inbox, ds, handler);
+    /**
+     * Consumes a Kafka topic through {@code inbox}, running {@code handler} once per key, with
+     * {@code instances} consumers in one group (each one thread, sharing the partitions).
+     */
+    public List<AutoCloseable> kafkaConsumers(String destination, String group, int instances, Inbox inbox,
+            DataSource ds, Handler handler) {
+        List<AutoCloseable> consumers = new java.util.ArrayList<>();
+        for (int i = 1; i <= instances; i++) {
+            consumers.add(ConsumerAdapters.kafka(kafkaBootstrap, brokerName(destination), group, group + "-" + i,
+                    inbox, ds, handler));
+        }
+        return consumers;
     }
 
     /** Consumes this run's RabbitMQ queue of {@code destination} through {@code inbox}. */

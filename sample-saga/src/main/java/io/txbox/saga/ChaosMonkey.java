@@ -60,9 +60,12 @@ final class ChaosMonkey implements AutoCloseable {
         return consumerRestarts.get();
     }
 
-    /** Stops striking and waits for a restart in progress to finish. */
+    /** Stops striking and waits for a restart in progress to finish. Idempotent. */
     @Override
     public void close() {
+        if (timer.isShutdown()) {
+            return;
+        }
         timer.shutdown();
         try {
             timer.awaitTermination(30, TimeUnit.SECONDS);

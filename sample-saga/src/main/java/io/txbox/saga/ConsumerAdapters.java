@@ -18,12 +18,13 @@ final class ConsumerAdapters {
 
     private ConsumerAdapters() {}
 
-    static InboxConsumer kafka(String bootstrap, String topic, String group, Inbox inbox, DataSource ds,
-            Handler handler) {
+    static InboxConsumer kafka(String bootstrap, String topic, String group, String clientId, Inbox inbox,
+            DataSource ds, Handler handler) {
         InboxConsumer consumer = KafkaInboxConsumer.builder(inbox, ds, handler)
                 .bootstrapServers(bootstrap)
                 .topics(topic)
                 .groupId(group)
+                .consumerProperty("client.id", clientId)
                 .backoff(BACKOFF)
                 .shutdownTimeout(SHUTDOWN)
                 .pollTimeout(Duration.ofMillis(100))

@@ -155,7 +155,9 @@ public record SagaReport(Map<String, Object> figures) {
         Map<String, Object> m = new LinkedHashMap<>();
         String sql = "SELECT consumer || ':' || outcome, count(*) FROM (" + brokerDeliveries(s)
                 + " UNION ALL SELECT consumer, outcome FROM " + s.payment() + ".deliveries WHERE consumer = '"
-                + PaymentService.GATEWAY_CONSUMER + "') d GROUP BY 1 ORDER BY 1";
+                + PaymentService.GATEWAY_CONSUMER + "'"
+                + " UNION ALL SELECT consumer, outcome FROM " + s.order() + ".deliveries WHERE consumer = '"
+                + OrderService.HTTP_CONSUMER + "') d GROUP BY 1 ORDER BY 1";
         try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
             while (rs.next()) {
                 m.put(rs.getString(1), rs.getLong(2));

@@ -25,8 +25,8 @@ public final class ServiceDb implements AutoCloseable {
     }
 
     /**
-     * Drops {@code schema} if it exists, creates it afresh, migrates the txbox tables into it
-     * and runs {@code ddl}, so every run starts empty.
+     * Drops {@code schema} if it exists, has the txbox migration create it afresh with the txbox
+     * tables, and runs {@code ddl}, so every run starts empty.
      */
     public static ServiceDb create(SagaSettings settings, String schema, int poolSize, String... ddl) {
         HikariConfig config = new HikariConfig();
@@ -41,10 +41,9 @@ public final class ServiceDb implements AutoCloseable {
         ServiceDb db = new ServiceDb(schema, pool);
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
             s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            s.execute("CREATE SCHEMA " + schema);
         } catch (SQLException e) {
             pool.close();
-            throw new SagaException("cannot create schema " + schema + ": " + e.getMessage(), e);
+            throw new SagaException("cannot drop schema " + schema + ": " + e.getMessage(), e);
         }
         TxboxMigrations.migrate(pool, db.tables);
         db.execute(DeliveryLog.ddl(schema));

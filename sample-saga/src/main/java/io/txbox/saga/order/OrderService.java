@@ -144,8 +144,8 @@ public final class OrderService extends SagaService {
 
     @Override
     protected List<AutoCloseable> startConsumers() {
-        return List.of(brokers.kafkaConsumer(Brokers.ORDER_UPDATES, name + "-updates", updatesInbox,
-                db.dataSource(), this::onUpdate));
+        return brokers.kafkaConsumers(Brokers.ORDER_UPDATES, name + "-updates", 2, updatesInbox, db.dataSource(),
+                this::onUpdate);
     }
 
     @Override

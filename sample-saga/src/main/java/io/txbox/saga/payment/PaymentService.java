@@ -145,7 +145,6 @@ public final class PaymentService extends SagaService {
 
     @Override
     protected List<AutoCloseable> startConsumers() {
-        return List.of(brokers.kafkaConsumer(Brokers.PAYMENTS, name, deliveries, db.dataSource(),
-                this::onProcessPayment));
+        return brokers.kafkaConsumers(Brokers.PAYMENTS, name, 2, deliveries, db.dataSource(), this::onProcessPayment);
     }
 }
