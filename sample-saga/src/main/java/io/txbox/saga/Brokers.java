@@ -10,6 +10,7 @@ import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -19,6 +20,10 @@ import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The saga's brokers and its topology: which destination is a Kafka topic and which a RabbitMQ
@@ -40,6 +45,7 @@ public final class Brokers implements AutoCloseable {
     /** Logical destination of complete-order and cancel-order steps: a Kafka topic. */
     public static final String ORDER_UPDATES = "order-updates";
 
+    private static final Logger log = LoggerFactory.getLogger(Brokers.class);
     private static final int PARTITIONS = 4;
 
     private final SagaSettings settings;
@@ -47,6 +53,7 @@ public final class Brokers implements AutoCloseable {
     private final ConnectionFactory rabbit;
     private final String runId;
     private final AtomicLong chaosCopies = new AtomicLong();
+    private final AtomicLong rewoundRecords = new AtomicLong();
 
     Brokers(SagaSettings settings, String kafkaBootstrap, ConnectionFactory rabbit, String runId) {
         this.settings = settings;
@@ -133,6 +140,48 @@ public final class Brokers implements AutoCloseable {
     /** Consumes this run's RabbitMQ queue of {@code destination} through {@code inbox}. */
     public AutoCloseable rabbitConsumer(String destination, Inbox inbox, DataSource ds, Handler handler) {
         return ConsumerAdapters.rabbit(rabbit, brokerName(destination), inbox, ds, handler);
+    }
+
+    /**
+     * Moves the committed offsets of {@code group} on {@code destination}'s topic back by
+     * {@code records} per partition, as a consumer that crashed after its database commit but
+     * before its offset commit would leave them: those records are delivered again. The group
+     * must have no live members; if it still has, nothing is moved.
+     *
+     * @return the number of records that will be delivered again
+     */
+    public long rewind(String group, String destination, int records) {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap);
+        String topic = brokerName(destination);
+        try (Admin admin = Admin.create(props)) {
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetAndMetadata> rewound = new HashMap<>();
+            long total = 0;
+            for (Map.Entry<TopicPartition, OffsetAndMetadata> e : committed.entrySet()) {
+                if (e.getValue() == null || !e.getKey().topic().equals(topic)) {
+                    continue;
+                }
+                long offset = e.getValue().offset();
+                long back = Math.max(0, offset - records);
+                total += offset - back;
+                rewound.put(e.getKey(), new OffsetAndMetadata(back));
+            }
+            if (!rewound.isEmpty()) {
+                admin.alterConsumerGroupOffsets(group, rewound).all().get(10, TimeUnit.SECONDS);
+            }
+            rewoundRecords.addAndGet(total);
+            return total;
+        } catch (Exception e) {
+            log.info("chaos: could not rewind group {} on {}: {}", group, topic, e.toString());
+            return 0;
+        }
+    }
+
+    /** How many records the chaos rewinds put back in front of the consumers. */
+    public long rewoundRecords() {
+        return rewoundRecords.get();
     }
 
     /** How many extra copies the chaos publishers sent so far. */

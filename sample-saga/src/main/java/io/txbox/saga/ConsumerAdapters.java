@@ -38,7 +38,7 @@ final class ConsumerAdapters {
         InboxConsumer consumer = RabbitInboxConsumer.builder(inbox, ds, handler)
                 .connectionFactory(factory)
                 .queue(queue)
-                .concurrency(2)
+                .concurrency(4)
                 .backoff(BACKOFF)
                 .shutdownTimeout(SHUTDOWN)
                 .build();

@@ -17,6 +17,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -49,25 +52,11 @@ public final class Saga {
         long setupStart = System.nanoTime();
         Preflight.postgres(settings);
         ConnectionFactory rabbit = Preflight.rabbit(settings);
-        PrivateKafkaBroker privateBroker = null;
-        String kafka = settings.kafkaBootstrap();
-        if (kafka == null) {
-            out.println("Starting a private Kafka broker (no --kafka given) ...");
-            long t = System.nanoTime();
-            privateBroker = KafkaBroker.startPrivate();
-            kafka = privateBroker.bootstrapServers();
-            out.printf("Kafka broker up at %s in %.1f s%n", kafka, (System.nanoTime() - t) / 1e9);
-        } else {
-            Preflight.kafka(kafka);
-        }
         String runId = LocalTime.now().format(DateTimeFormatter.ofPattern("HHmmss"))
                 + Long.toString(System.nanoTime() & 0xfff, 36);
         List<AutoCloseable> closeLast = new ArrayList<>();
-        if (privateBroker != null) {
-            closeLast.add(privateBroker);
-        }
         try {
-            return run(kafka, rabbit, runId, setupStart, closeLast);
+            return run(rabbit, runId, setupStart, closeLast);
         } finally {
             long t = System.nanoTime();
             for (int i = closeLast.size() - 1; i >= 0; i--) {
@@ -81,25 +70,78 @@ public final class Saga {
         }
     }
 
-    private SagaReport run(String kafka, ConnectionFactory rabbit, String runId, long setupStart,
-            List<AutoCloseable> closeLast) throws Exception {
-        Brokers brokers = new Brokers(settings, kafka, rabbit, runId);
-        brokers.declare();
-        closeLast.add(brokers);
+    /** The configured broker, or a private one started now; it starts while the schemas are made. */
+    private CompletableFuture<String> kafka(List<AutoCloseable> closeLast) {
+        String configured = settings.kafkaBootstrap();
+        if (configured != null) {
+            Preflight.kafka(configured);
+            return CompletableFuture.completedFuture(configured);
+        }
+        out.println("Starting a private Kafka broker (no --kafka given) ...");
+        long t = System.nanoTime();
+        return CompletableFuture.supplyAsync(() -> {
+            PrivateKafkaBroker broker = KafkaBroker.startPrivate();
+            synchronized (closeLast) {
+                closeLast.add(0, broker); // closed last
+            }
+            out.printf("Kafka broker up at %s in %.1f s%n", broker.bootstrapServers(), (System.nanoTime() - t) / 1e9);
+            return broker.bootstrapServers();
+        }, daemonThread("saga-kafka-start"));
+    }
 
+    private CompletableFuture<ServiceDb> schema(String schema, int poolSize, String[] ddl,
+            List<AutoCloseable> closeLast) {
+        return CompletableFuture.supplyAsync(() -> {
+            ServiceDb db = ServiceDb.create(settings, schema, poolSize, ddl);
+            synchronized (closeLast) {
+                closeLast.add(db);
+            }
+            return db;
+        }, daemonThread("saga-schema-" + schema));
+    }
+
+    private static Executor daemonThread(String name) {
+        return task -> {
+            Thread t = new Thread(task, name);
+            t.setDaemon(true);
+            t.start();
+        };
+    }
+
+    private static <T> T join(CompletableFuture<T> future) throws Exception {
+        try {
+            return future.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof Exception ex ? ex : e;
+        }
+    }
+
+    private SagaReport run(ConnectionFactory rabbit, String runId, long setupStart, List<AutoCloseable> closeLast)
+            throws Exception {
+        CompletableFuture<String> kafkaStart = kafka(closeLast);
         SagaReport.Schemas schemas = new SagaReport.Schemas(settings.schema("order"), settings.schema("payment"),
                 settings.schema("shipping"), settings.schema("gateway"));
-        ServiceDb orderDb = ServiceDb.create(settings, schemas.order(), 12, OrderService.ddl(schemas.order()));
-        closeLast.add(orderDb);
-        ServiceDb paymentDb = ServiceDb.create(settings, schemas.payment(), 6, PaymentService.ddl(schemas.payment()));
-        closeLast.add(paymentDb);
-        ServiceDb shippingDb = ServiceDb.create(settings, schemas.shipping(), 4,
-                ShippingService.ddl(schemas.shipping()));
-        closeLast.add(shippingDb);
-        ServiceDb gatewayDb = ServiceDb.create(settings, schemas.gateway(), 4);
-        closeLast.add(gatewayDb);
-        try (Connection c = gatewayDb.dataSource().getConnection()) {
-            PaymentGateway.createTables(c, schemas.gateway());
+        CompletableFuture<ServiceDb> orderStart = schema(schemas.order(), 12, OrderService.ddl(schemas.order()),
+                closeLast);
+        CompletableFuture<ServiceDb> paymentStart = schema(schemas.payment(), 10,
+                PaymentService.ddl(schemas.payment()), closeLast);
+        CompletableFuture<ServiceDb> shippingStart = schema(schemas.shipping(), 6,
+                ShippingService.ddl(schemas.shipping()), closeLast);
+        CompletableFuture<ServiceDb> gatewayStart = schema(schemas.gateway(), 6, PaymentGateway.ddl(schemas.gateway()),
+                closeLast);
+        // wait for every start, so that whatever did start gets closed even if another failed
+        CompletableFuture.allOf(orderStart, paymentStart, shippingStart, gatewayStart, kafkaStart)
+                .exceptionally(e -> null).join();
+        ServiceDb orderDb = join(orderStart);
+        ServiceDb paymentDb = join(paymentStart);
+        ServiceDb shippingDb = join(shippingStart);
+        ServiceDb gatewayDb = join(gatewayStart);
+        String kafka = join(kafkaStart);
+
+        Brokers brokers = new Brokers(settings, kafka, rabbit, runId);
+        brokers.declare();
+        synchronized (closeLast) {
+            closeLast.add(brokers);
         }
         PaymentGateway gateway = new PaymentGateway(gatewayDb.dataSource(), schemas.gateway(),
                 settings.chaos().gatewayTimeouts());
@@ -149,6 +191,7 @@ public final class Saga {
             extra.put("requested", settings.orders());
             extra.put("chaos", settings.chaos().name());
             extra.put("chaos_published_copies", brokers.chaosCopies());
+            extra.put("chaos_rewound_records", brokers.rewoundRecords());
             extra.put("chaos_relay_restarts", monkey.relayRestarts());
             extra.put("chaos_consumer_restarts", monkey.consumerRestarts());
             extra.put("client", OrderClient.describe(client));

@@ -76,8 +76,15 @@ public abstract class SagaService implements AutoCloseable {
         }
         log.info("[{}] chaos: restarting the consumers", name);
         closeAll(consumers);
+        afterConsumersStopped();
         consumers = startConsumers();
     }
+
+    /**
+     * Runs between closing the consumers and starting new ones on a chaos restart: where a
+     * service makes the restart look like a crash. Default: nothing.
+     */
+    protected void afterConsumersStopped() {}
 
     private Relay buildRelay() {
         Relay.Builder builder = Relay.builder()

@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
@@ -31,7 +30,7 @@ public final class PaymentGateway {
 
     /**
      * @param ds the gateway's own pool
-     * @param schema the gateway's schema; its tables are created by {@link #createTables}
+     * @param schema the gateway's schema, holding the tables of {@link #ddl}
      * @param timeoutRate fraction of calls, 0 to 1, whose answer is lost after the charge
      */
     public PaymentGateway(DataSource ds, String schema, double timeoutRate) {
@@ -40,24 +39,25 @@ public final class PaymentGateway {
         this.timeoutRate = timeoutRate;
     }
 
-    /** Creates the ledger and the call log in {@code schema}, which must exist. */
-    public static void createTables(Connection c, String schema) throws SQLException {
-        try (Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE " + schema + ".charges ("
+    /** The ledger and the call log, for {@code schema}. */
+    public static String[] ddl(String schema) {
+        return new String[] {
+            "CREATE TABLE " + schema + ".charges ("
                     + " idempotency_key text PRIMARY KEY,"
                     + " charge_id text NOT NULL,"
                     + " order_id text NOT NULL,"
                     + " amount_cents bigint NOT NULL,"
                     + " approved boolean NOT NULL,"
-                    + " created_at timestamptz NOT NULL DEFAULT clock_timestamp())");
-            s.execute("CREATE INDEX charges_order_ix ON " + schema + ".charges (order_id)");
-            s.execute("CREATE TABLE " + schema + ".charge_calls ("
+                    + " created_at timestamptz NOT NULL DEFAULT clock_timestamp())",
+            // no unique key: an order charged under two keys must show as two entries
+            "CREATE INDEX charges_order_ix ON " + schema + ".charges (order_id)",
+            "CREATE TABLE " + schema + ".charge_calls ("
                     + " id bigserial PRIMARY KEY,"
                     + " idempotency_key text NOT NULL,"
                     + " order_id text NOT NULL,"
                     + " replayed boolean NOT NULL,"
-                    + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
-        }
+                    + " at timestamptz NOT NULL DEFAULT clock_timestamp())",
+        };
     }
 
     /** Whether an amount is declined: cents of 13, 33, 53, 73 or 93. */

@@ -143,6 +143,11 @@ public final class OrderService extends SagaService {
     }
 
     @Override
+    protected void afterConsumersStopped() {
+        brokers.rewind(name + "-updates", Brokers.ORDER_UPDATES, brokers.settings().chaos().rewindRecords());
+    }
+
+    @Override
     protected List<AutoCloseable> startConsumers() {
         return brokers.kafkaConsumers(Brokers.ORDER_UPDATES, name + "-updates", 2, updatesInbox, db.dataSource(),
                 this::onUpdate);

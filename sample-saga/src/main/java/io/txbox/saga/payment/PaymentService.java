@@ -144,7 +144,12 @@ public final class PaymentService extends SagaService {
     }
 
     @Override
+    protected void afterConsumersStopped() {
+        brokers.rewind(name, Brokers.PAYMENTS, brokers.settings().chaos().rewindRecords());
+    }
+
+    @Override
     protected List<AutoCloseable> startConsumers() {
-        return brokers.kafkaConsumers(Brokers.PAYMENTS, name, 2, deliveries, db.dataSource(), this::onProcessPayment);
+        return brokers.kafkaConsumers(Brokers.PAYMENTS, name, 4, deliveries, db.dataSource(), this::onProcessPayment);
     }
 }
