@@ -13,9 +13,11 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "sample-saga/run", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
-            "Runs the txbox order saga: HTTP -> order -> payment (Kafka) -> shipping (RabbitMQ) -> order,",
-            "with chaos (client retries, duplicate publishes, relay and consumer restarts), and prints",
-            "one line SAGA-REPORT {json}. Exit status 1 if any order was lost or had a double effect."})
+            "Runs the txbox order saga: HTTP -> order -> payment (Kafka) -> shipping (RabbitMQ) -> order, "
+                    + "with chaos (client retries, duplicate publishes, relay and consumer restarts, offset "
+                    + "rewinds), and prints one line SAGA-REPORT {json}.",
+            "Exit status: 0 if nothing was lost and nothing happened twice, 1 otherwise, 2 if something it "
+                    + "needs is missing.", ""})
 public final class SagaMain implements Callable<Integer> {
     @Option(names = "--orders", defaultValue = "1000", description = "Orders to place (default ${DEFAULT-VALUE}).")
     int orders;
