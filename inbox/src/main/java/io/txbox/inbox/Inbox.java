@@ -1,0 +1,347 @@
+package io.txbox.inbox;
+
+import io.txbox.ConfigException;
+import io.txbox.InvalidInputException;
+import io.txbox.RetryableException;
+import io.txbox.Texts;
+import io.txbox.TxboxException;
+import io.txbox.TxboxTables;
+import java.sql.Connection;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The inbox of one consumer: makes each message's effects happen once, however often the
+ * broker delivers it.
+ *
+ * <p>Entries are keyed by (consumer, tenant, key): one key seen by two consumers, or by two
+ * tenants, makes two entries. Each entry stores a fingerprint of the payload, the result of
+ * the first successful delivery, a count of attempts and the last error.
+ *
+ * <h2>Atomic mode (the default)</h2>
+ * {@link #receive(Connection, InboundMessage)} records the key in the caller's transaction,
+ * next to the business writes, so the entry commits or rolls back with them. A concurrent
+ * duplicate waits on the primary key until the first delivery's transaction ends, then reports
+ * {@link Receipt.Status#DUPLICATE}. {@link #process} does the whole transaction for the common
+ * case, including retries and failure counting.
+ *
+ * <h2>Two-phase mode</h2>
+ * For side effects outside the database: {@link #claim} commits a lease (in database time),
+ * the worker does its work, then {@link #complete} or {@link #fail} with the claim's fencing
+ * token. A worker whose lease expired and was taken over gets {@link LeaseLostException}.
+ *
+ * <p>Do not mix the modes for one consumer. Implementations are immutable and thread-safe.
+ * Every call that takes a {@link Connection} runs on it and never commits, rolls back or
+ * closes it; every call that takes a {@link DataSource} borrows a connection for one short
+ * transaction of its own. Database errors come back as {@link TxboxException}, or
+ * {@link RetryableException} when retrying the transaction may succeed.
+ */
+public interface Inbox {
+    /** Default {@link Builder#maxAttempts}: {@value}. */
+    int DEFAULT_MAX_ATTEMPTS = 5;
+    /** Default {@link Builder#maxPayloadBytes}: {@value} (1 MiB). */
+    int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
+    /** Default {@link Builder#lease}: 30 seconds. */
+    Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    /** Default {@link Builder#retention}: 7 days. */
+    Duration DEFAULT_RETENTION = Duration.ofDays(7);
+    /** Default {@link Builder#transactionRetries}: {@value}. */
+    int DEFAULT_TRANSACTION_RETRIES = 3;
+
+    /**
+     * A builder for the inbox of {@code consumer}: 1 to 128 characters from
+     * {@code A-Z a-z 0-9 . _ : / -}. The name is stored in every entry; changing it starts an
+     * empty inbox.
+     */
+    static Builder builder(String consumer) {
+        return new Builder(consumer);
+    }
+
+    /** The consumer name. */
+    String consumer();
+
+    // ---- atomic mode ----
+
+    /**
+     * Records {@code message} in the caller's transaction {@code tx} and says whether it is new.
+     * On {@link Receipt.Status#FIRST} the caller runs its business writes in the same
+     * transaction and commits; the entry becomes visible to other deliveries only then. A
+     * rollback removes it, so a later delivery is FIRST again.
+     *
+     * <p>Cost: one {@code INSERT ... ON CONFLICT} round trip for a first delivery, a second
+     * (a primary-key read) for a duplicate. A concurrent delivery of the same key blocks until
+     * this transaction ends. The entry's row stays locked until {@code tx} ends, so keep the
+     * transaction short.
+     *
+     * <p>READ COMMITTED is the supported isolation level. Under REPEATABLE READ or SERIALIZABLE
+     * a concurrent duplicate may raise {@link RetryableException} (SQL state 40001) instead:
+     * roll back and retry, and the retry reports DUPLICATE.
+     *
+     * @throws IllegalStateException if {@code tx} is in auto-commit mode
+     * @throws InvalidInputException if the key, tenant or payload size is refused; nothing is written
+     * @throws KeyReuseException if the key was seen with a different payload fingerprint
+     */
+    Receipt receive(Connection tx, InboundMessage message);
+
+    /** {@link #receive(Connection, InboundMessage)} on the connection of a jOOQ context. */
+    Receipt receive(DSLContext tx, InboundMessage message);
+
+    /**
+     * Stores {@code result} for a message that {@link #receive} reported FIRST in this same
+     * transaction; later duplicates get it back. One round trip.
+     *
+     * @throws InvalidInputException if {@code result} is larger than {@code maxPayloadBytes}
+     * @throws TxboxException if no entry was received for the key in this transaction
+     */
+    void storeResult(Connection tx, InboundMessage message, byte[] result);
+
+    /**
+     * Runs the common case in one transaction on a connection from {@code ds}: receive, the
+     * handler (for a first delivery only), store its result, commit. Uses the connection's
+     * isolation level (PostgreSQL's default is READ COMMITTED).
+     *
+     * <p>Serialization failures and deadlocks (SQL states 40001, 40P01) roll back and retry
+     * the whole transaction up to {@code transactionRetries} times. A handler exception rolls
+     * back the business writes; the attempt is then counted and the error recorded in a
+     * separate transaction, and the outcome is FAILED, or DEAD once {@code maxAttempts} is
+     * reached. A reused key gives KEY_REUSED.
+     *
+     * @throws RetryableException if the database stayed in conflict or unreachable; nothing
+     *     was recorded, deliver the message again later
+     * @throws InvalidInputException if the key, tenant or payload size is refused
+     */
+    Outcome process(DataSource ds, InboundMessage message, Handler handler);
+
+    /**
+     * Counts a failed attempt at {@code message} and records {@code error}, in a transaction of
+     * its own, for adapters that run the business transaction themselves and rolled it back.
+     * The entry becomes FAILED, or DEAD once it has failed {@code maxAttempts} times. If a
+     * concurrent delivery completed the key meanwhile, the outcome is DUPLICATE and nothing
+     * is counted. One round trip (two if the key was completed, dead or reused).
+     */
+    Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error);
+
+    // ---- two-phase mode ----
+
+    /**
+     * Claims {@code message} for this worker and commits the claim at once: the entry becomes
+     * PROCESSING with a lease of {@code lease} measured by the database clock. While the lease
+     * holds, other claims get IN_FLIGHT. After it runs out, the next claim takes over with the
+     * next fencing token; if the entry has already used {@code maxAttempts} attempts it becomes
+     * DEAD instead (a message that keeps crashing its worker).
+     *
+     * <p>Cost: one round trip when acquired, two otherwise.
+     *
+     * @throws KeyReuseException if the key was seen with a different payload fingerprint
+     */
+    Claim claim(DataSource ds, InboundMessage message);
+
+    /**
+     * Completes an acquired claim in a transaction of its own, storing {@code result} for
+     * later duplicates.
+     *
+     * @throws LeaseLostException if the claim was taken over; nothing is written
+     */
+    void complete(DataSource ds, Claim claim, byte @Nullable [] result);
+
+    /**
+     * Completes an acquired claim inside the caller's transaction, so the completion commits
+     * together with business writes and outbox messages.
+     *
+     * @throws LeaseLostException if the claim was taken over; nothing is written by this call
+     *     and the caller must roll {@code tx} back to discard its own writes
+     */
+    void complete(Connection tx, Claim claim, byte @Nullable [] result);
+
+    /**
+     * Completes an acquired claim with a response to replay: a status code, headers (in order;
+     * a name may repeat) and a body. Used by the HTTP Idempotency-Key support.
+     *
+     * @throws LeaseLostException if the claim was taken over; nothing is written
+     */
+    void complete(DataSource ds, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body);
+
+    /**
+     * Fails an acquired claim: counts the attempt and records {@code error}; the entry becomes
+     * FAILED (the next claim runs it again) or DEAD at {@code maxAttempts}.
+     *
+     * @throws LeaseLostException if the claim was taken over; nothing is written
+     */
+    Outcome fail(DataSource ds, Claim claim, Throwable error);
+
+    /**
+     * Gives an acquired claim back without counting a failure, so the next claim runs again
+     * at once; for outcomes that must not be remembered, such as an HTTP 5xx.
+     *
+     * @throws LeaseLostException if the claim was taken over; nothing is written
+     */
+    void release(DataSource ds, Claim claim);
+
+    // ---- operators ----
+
+    /**
+     * Makes a DEAD entry retryable: the next delivery of the key runs the handler again, with
+     * a fresh count of {@code maxAttempts}.
+     *
+     * @return {@code false} if there was no DEAD entry for the key
+     */
+    boolean resetDead(DataSource ds, String key);
+
+    /** {@link #resetDead(DataSource, String)} for a key of {@code tenant}. */
+    boolean resetDead(DataSource ds, String key, @Nullable String tenant);
+
+    /** Up to {@code limit} DEAD entries of this consumer (all tenants), oldest first. */
+    List<DeadEntry> listDead(DataSource ds, int limit);
+
+    // ---- retention ----
+
+    /**
+     * Deletes this consumer's completed entries older than the retention window, in batches
+     * of {@value InboxImpl#PURGE_BATCH} rows, each in its own short transaction, skipping rows
+     * that are locked. Served by a partial index on {@code completed_at}. After an entry is
+     * gone, a redelivery of its key is FIRST again: the window is the span of the dedup
+     * guarantee.
+     *
+     * @return the number of entries deleted
+     */
+    int purgeCompleted(DataSource ds);
+
+    /**
+     * Starts {@link #purgeCompleted} on a daemon thread now and then every {@code every}.
+     * Failures are logged and retried at the next run. Close the task to stop it.
+     */
+    RetentionTask retentionTask(DataSource ds, Duration every);
+
+    /**
+     * Builds an {@link Inbox}. Each option is checked as it is set; the messages name the
+     * option and the bad value. Not thread-safe; {@link #build()} may be called repeatedly.
+     */
+    final class Builder {
+        private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._:/-]{1,128}");
+
+        final String consumer;
+        TxboxTables tables = TxboxTables.defaults();
+        int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+        int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+        Fingerprint fingerprint = Fingerprint.sha256();
+        Duration lease = DEFAULT_LEASE;
+        Duration retention = DEFAULT_RETENTION;
+        Clock clock = Clock.systemUTC();
+        int transactionRetries = DEFAULT_TRANSACTION_RETRIES;
+        InboxListener listener = InboxListener.NONE;
+
+        private Builder(String consumer) {
+            if (consumer == null || !CONSUMER.matcher(consumer).matches()) {
+                throw new ConfigException("consumer must be 1 to 128 characters from A-Z a-z 0-9 . _ : / -, but was "
+                        + Texts.quote(consumer));
+            }
+            this.consumer = consumer;
+        }
+
+        /** Where the tables live; default {@link TxboxTables#defaults()}. */
+        public Builder tables(TxboxTables tables) {
+            this.tables = require("tables", tables);
+            return this;
+        }
+
+        /**
+         * Failed attempts after which an entry is DEAD; default {@value Inbox#DEFAULT_MAX_ATTEMPTS}.
+         * At least 1.
+         */
+        public Builder maxAttempts(int maxAttempts) {
+            if (maxAttempts < 1) {
+                throw new ConfigException("maxAttempts must be at least 1, but was " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
+         * Largest payload (and stored result) accepted, in bytes; default
+         * {@value Inbox#DEFAULT_MAX_PAYLOAD_BYTES}. Larger ones are refused with
+         * {@link InvalidInputException} before anything is written. At least 0.
+         */
+        public Builder maxPayloadBytes(int maxPayloadBytes) {
+            if (maxPayloadBytes < 0) {
+                throw new ConfigException("maxPayloadBytes must not be negative, but was " + maxPayloadBytes);
+            }
+            this.maxPayloadBytes = maxPayloadBytes;
+            return this;
+        }
+
+        /** How payloads are fingerprinted; default {@link Fingerprint#sha256()} of the bytes. */
+        public Builder fingerprint(Fingerprint fingerprint) {
+            this.fingerprint = require("fingerprint", fingerprint);
+            return this;
+        }
+
+        /**
+         * Two-phase lease length, measured by the database clock; default 30 s. Between 1 ms
+         * and 1 day.
+         */
+        public Builder lease(Duration lease) {
+            require("lease", lease);
+            if (lease.compareTo(Duration.ofMillis(1)) < 0 || lease.compareTo(Duration.ofDays(1)) > 0) {
+                throw new ConfigException("lease must be between 1 ms and 1 day, but was " + lease);
+            }
+            this.lease = lease;
+            return this;
+        }
+
+        /**
+         * How long completed entries are kept, and so how long a redelivery is recognised as a
+         * duplicate; default 7 days. At least 1 second.
+         */
+        public Builder retention(Duration retention) {
+            require("retention", retention);
+            if (retention.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new ConfigException("retention must be at least 1 second, but was " + retention);
+            }
+            this.retention = retention;
+            return this;
+        }
+
+        /** The clock the retention cutoff is computed from; default the system UTC clock. */
+        public Builder clock(Clock clock) {
+            this.clock = require("clock", clock);
+            return this;
+        }
+
+        /**
+         * How often {@link Inbox#process} retries a transaction after a serialization failure
+         * or deadlock; default {@value Inbox#DEFAULT_TRANSACTION_RETRIES}. 0 to 100.
+         */
+        public Builder transactionRetries(int transactionRetries) {
+            if (transactionRetries < 0 || transactionRetries > 100) {
+                throw new ConfigException("transactionRetries must be between 0 and 100, but was " + transactionRetries);
+            }
+            this.transactionRetries = transactionRetries;
+            return this;
+        }
+
+        /** Hears every outcome (metrics); default {@link InboxListener#NONE}. */
+        public Builder listener(InboxListener listener) {
+            this.listener = require("listener", listener);
+            return this;
+        }
+
+        /** An immutable, thread-safe inbox. Renders its SQL once, here. */
+        public Inbox build() {
+            return new InboxImpl(this);
+        }
+
+        private static <T> T require(String property, @Nullable T value) {
+            if (value == null) {
+                throw new ConfigException(property + " must not be null");
+            }
+            return Objects.requireNonNull(value);
+        }
+    }
+}

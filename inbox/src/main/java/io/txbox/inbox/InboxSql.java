@@ -1,0 +1,203 @@
+package io.txbox.inbox;
+
+import static io.txbox.internal.schema.tables.TxboxInbox.TXBOX_INBOX;
+
+import io.txbox.TxboxTables;
+import io.txbox.internal.Jooq;
+import io.txbox.internal.schema.tables.TxboxInbox;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.Map;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Param;
+import org.jooq.Query;
+import org.jooq.conf.ParamType;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+
+/**
+ * The inbox's SQL, rendered once per inbox from the generated table so that every call is a
+ * plain {@link java.sql.PreparedStatement} on the caller's connection, with no jOOQ work on
+ * the hot path. Each statement lists its parameter names in bind order; the constructor checks
+ * that jOOQ rendered them in that order, so the positional binds in {@link InboxImpl} are safe.
+ */
+final class InboxSql {
+    static final String PROCESSING = "PROCESSING";
+    static final String COMPLETED = "COMPLETED";
+    static final String FAILED = "FAILED";
+    static final String DEAD = "DEAD";
+
+    /** A rendered statement and its parameters, in bind order. */
+    record Stmt(String sql, List<String> params) {}
+
+    private static final TxboxInbox T = TXBOX_INBOX;
+
+    final Stmt receive;
+    final Stmt storeResult;
+    final Stmt read;
+    final Stmt recordFailure;
+    final Stmt claim;
+    final Stmt complete;
+    final Stmt fail;
+    final Stmt release;
+    final Stmt resetDead;
+    final Stmt listDead;
+    final Stmt purge;
+
+    InboxSql(TxboxTables tables, int maxAttempts, long leaseMicros, int purgeBatch) {
+        DSLContext ctx = Jooq.renderer(tables);
+        Field<String> completed = DSL.inline(COMPLETED);
+        Field<String> processing = DSL.inline(PROCESSING);
+        Field<String> failed = DSL.inline(FAILED);
+        Field<String> dead = DSL.inline(DEAD);
+        // now(): the transaction's start in database time, the one clock all workers share
+        Field<OffsetDateTime> now = DSL.field("now()", SQLDataType.TIMESTAMPWITHTIMEZONE);
+        Field<OffsetDateTime> leaseEnd = DSL.field("{0} + {1} * interval '1 microsecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
+                now, DSL.inline(leaseMicros));
+
+        // An existing entry may run again when it failed, or when a two-phase lease expired.
+        Condition retryable = T.STATUS.eq(failed).or(T.STATUS.eq(processing).and(T.LEASE_UNTIL.lt(now)));
+        // A missing fingerprint on either side (Fingerprint.none()) matches anything.
+        Condition sameFingerprint = T.FINGERPRINT.isNull()
+                .or(DSL.excluded(T.FINGERPRINT).isNull())
+                .or(T.FINGERPRINT.eq(DSL.excluded(T.FINGERPRINT)));
+        Condition byKey = T.CONSUMER.eq(p("consumer")).and(T.MESSAGE_KEY.eq(p("key")));
+
+        receive = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS, T.COMPLETED_AT)
+                .values(p("consumer"), p("key"), completed, bytes("fingerprint"), DSL.inline(1), now)
+                .onConflict(T.CONSUMER, T.MESSAGE_KEY)
+                .doUpdate()
+                .set(T.STATUS, completed)
+                .set(T.ATTEMPTS, T.ATTEMPTS.plus(DSL.inline(1)))
+                .set(T.COMPLETED_AT, now)
+                .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .where(retryable.and(sameFingerprint))
+                .returning(T.ATTEMPTS),
+                "consumer", "key", "fingerprint");
+
+        storeResult = stmt(ctx.update(T).set(T.RESULT, bytes("result"))
+                .where(byKey).and(T.STATUS.eq(completed)),
+                "result", "consumer", "key");
+
+        read = stmt(ctx.select(T.STATUS, T.FINGERPRINT, T.RESULT, T.RESULT_STATUS, T.RESULT_HEADER_NAMES,
+                        T.RESULT_HEADER_VALUES, T.ATTEMPTS, T.LAST_ERROR, DSL.field(T.LEASE_UNTIL.gt(now)))
+                .from(T).where(byKey),
+                "consumer", "key");
+
+        Field<String> failedOrDead = DSL.when(T.ATTEMPTS.plus(DSL.inline(1)).ge(DSL.inline(maxAttempts)), dead).else_(failed);
+        recordFailure = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS, T.LAST_ERROR)
+                .values(p("consumer"), p("key"), maxAttempts <= 1 ? dead : failed, bytes("fingerprint"), DSL.inline(1),
+                        p("error"))
+                .onConflict(T.CONSUMER, T.MESSAGE_KEY)
+                .doUpdate()
+                .set(T.STATUS, failedOrDead)
+                .set(T.ATTEMPTS, T.ATTEMPTS.plus(DSL.inline(1)))
+                .set(T.LAST_ERROR, DSL.excluded(T.LAST_ERROR))
+                .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .where(retryable.and(sameFingerprint))
+                .returning(T.STATUS, T.ATTEMPTS),
+                "consumer", "key", "fingerprint", "error");
+
+        // Taking over an expired lease that has used up its attempts parks the entry instead:
+        // a message that crashes every worker must not be retried forever.
+        Condition exhausted = T.STATUS.eq(processing).and(T.ATTEMPTS.ge(DSL.inline(maxAttempts)));
+        claim = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS, T.LEASE_UNTIL)
+                .values(p("consumer"), p("key"), processing, bytes("fingerprint"), DSL.inline(1), leaseEnd)
+                .onConflict(T.CONSUMER, T.MESSAGE_KEY)
+                .doUpdate()
+                .set(T.STATUS, DSL.when(exhausted, dead).else_(processing))
+                .set(T.ATTEMPTS, DSL.when(exhausted, T.ATTEMPTS).else_(T.ATTEMPTS.plus(DSL.inline(1))))
+                .set(T.LEASE_UNTIL, DSL.when(exhausted, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                        .else_(DSL.excluded(T.LEASE_UNTIL)))
+                .set(T.LAST_ERROR, DSL.when(exhausted, DSL.concat(
+                                DSL.inline("lease expired on attempt "), T.ATTEMPTS.cast(SQLDataType.CLOB),
+                                DSL.inline(" of " + maxAttempts + "; last error: "),
+                                DSL.coalesce(T.LAST_ERROR, DSL.inline("none"))))
+                        .else_(T.LAST_ERROR))
+                .where(retryable.and(sameFingerprint))
+                .returning(T.STATUS, T.ATTEMPTS, T.LEASE_UNTIL, T.LAST_ERROR),
+                "consumer", "key", "fingerprint");
+
+        Condition fence = byKey.and(T.STATUS.eq(processing))
+                .and(T.ATTEMPTS.eq(DSL.param("token", SQLDataType.INTEGER)))
+                .and(T.LEASE_UNTIL.eq(DSL.param("lease", SQLDataType.TIMESTAMPWITHTIMEZONE)));
+        complete = stmt(ctx.update(T)
+                .set(T.STATUS, completed)
+                .set(T.COMPLETED_AT, now)
+                .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .set(T.RESULT, bytes("result"))
+                .set(T.RESULT_STATUS, DSL.param("resultStatus", SQLDataType.INTEGER))
+                .set(T.RESULT_HEADER_NAMES, DSL.param("headerNames", SQLDataType.CLOB.array()))
+                .set(T.RESULT_HEADER_VALUES, DSL.param("headerValues", SQLDataType.CLOB.array()))
+                .where(fence),
+                "result", "resultStatus", "headerNames", "headerValues", "consumer", "key", "token", "lease");
+
+        fail = stmt(ctx.update(T)
+                .set(T.STATUS, DSL.when(T.ATTEMPTS.ge(DSL.inline(maxAttempts)), dead).else_(failed))
+                .set(T.LAST_ERROR, p("error"))
+                .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .where(fence)
+                .returning(T.STATUS, T.ATTEMPTS),
+                "error", "consumer", "key", "token", "lease");
+
+        release = stmt(ctx.update(T)
+                .set(T.STATUS, failed)
+                .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .where(fence),
+                "consumer", "key", "token", "lease");
+
+        // attempts restarts at 0 for a fresh count; fencing stays safe because complete and
+        // fail also match the lease end, which no later claim repeats.
+        resetDead = stmt(ctx.update(T)
+                .set(T.STATUS, failed)
+                .set(T.ATTEMPTS, DSL.inline(0))
+                .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .where(byKey).and(T.STATUS.eq(dead)),
+                "consumer", "key");
+
+        Condition ofConsumer = T.CONSUMER.eq(p("consumer"))
+                .or(DSL.left(T.CONSUMER, DSL.param("prefixLength", SQLDataType.INTEGER)).eq(p("prefix")));
+        listDead = stmt(ctx.select(T.CONSUMER, T.MESSAGE_KEY, T.ATTEMPTS, T.LAST_ERROR, T.RECEIVED_AT)
+                .from(T)
+                .where(T.STATUS.eq(dead)).and(ofConsumer)
+                .orderBy(T.RECEIVED_AT, T.MESSAGE_KEY)
+                .limit(DSL.param("limit", SQLDataType.INTEGER)),
+                "consumer", "prefixLength", "prefix", "limit");
+
+        // Bounded batches, each its own statement; SKIP LOCKED so a batch never waits behind a
+        // delivery that holds an entry's lock.
+        purge = stmt(ctx.deleteFrom(T)
+                .where(DSL.row(T.CONSUMER, T.MESSAGE_KEY).in(
+                        DSL.select(T.CONSUMER, T.MESSAGE_KEY).from(T)
+                                .where(T.STATUS.eq(completed))
+                                .and(T.COMPLETED_AT.lt(DSL.param("cutoff", SQLDataType.TIMESTAMPWITHTIMEZONE)))
+                                .and(ofConsumer)
+                                .limit(DSL.inline(purgeBatch))
+                                .forUpdate().skipLocked())),
+                "cutoff", "consumer", "prefixLength", "prefix");
+    }
+
+    private static Param<String> p(String name) {
+        return DSL.param(name, SQLDataType.VARCHAR);
+    }
+
+    private static Param<byte[]> bytes(String name) {
+        return DSL.param(name, SQLDataType.BLOB);
+    }
+
+    private static Stmt stmt(Query query, String... expected) {
+        List<String> names = query.getParams().entrySet().stream()
+                .filter(e -> !e.getValue().isInline())
+                .map(Map.Entry::getKey)
+                .toList();
+        String sql = query.getSQL(ParamType.INDEXED);
+        long marks = sql.chars().filter(c -> c == '?').count();
+        if (!names.equals(List.of(expected)) || marks != expected.length) {
+            throw new IllegalStateException("inbox SQL binds " + names + " (" + marks + " markers), expected "
+                    + List.of(expected) + ": " + sql);
+        }
+        return new Stmt(sql, names);
+    }
+}

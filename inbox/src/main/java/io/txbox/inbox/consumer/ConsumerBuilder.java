@@ -1,0 +1,116 @@
+package io.txbox.inbox.consumer;
+
+import io.txbox.ConfigException;
+import io.txbox.Texts;
+import io.txbox.inbox.Handler;
+import io.txbox.inbox.Inbox;
+import java.time.Clock;
+import java.time.Duration;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The options every broker consumer shares. Each option is checked as it is set; the
+ * messages name the option and the bad value. Broker builders extend this class and add their
+ * own options.
+ *
+ * @param <B> the concrete builder, returned by every setter
+ */
+public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
+    /** Default {@link #keyHeader}: {@value}, as written by the txbox relay. */
+    public static final String DEFAULT_KEY_HEADER = "idempotency-key";
+    /** Default {@link #shutdownTimeout}: 30 seconds. */
+    public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+
+    final Inbox inbox;
+    final DataSource dataSource;
+    final Handler handler;
+    String keyHeader = DEFAULT_KEY_HEADER;
+    KeyPolicy keyPolicy = KeyPolicy.DEAD_LETTER;
+    Backoff backoff = Backoff.defaults();
+    ConsumerListener listener = ConsumerListener.NONE;
+    Clock clock = Clock.systemUTC();
+    Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+
+    /**
+     * @param inbox the inbox; its consumer name names the consumer in logs and threads
+     * @param dataSource where each delivery's transaction runs
+     * @param handler the business logic, run once per key
+     */
+    protected ConsumerBuilder(Inbox inbox, DataSource dataSource, Handler handler) {
+        this.inbox = require("inbox", inbox);
+        this.dataSource = require("dataSource", dataSource);
+        this.handler = require("handler", handler);
+    }
+
+    /** The concrete builder. */
+    protected abstract B self();
+
+    /** The header the idempotency key is read from; default {@value #DEFAULT_KEY_HEADER}. */
+    public B keyHeader(String keyHeader) {
+        if (keyHeader == null || keyHeader.isBlank() || keyHeader.length() > 255) {
+            throw new ConfigException("keyHeader must be 1 to 255 characters and not blank, but was "
+                    + Texts.quote(keyHeader));
+        }
+        this.keyHeader = keyHeader;
+        return self();
+    }
+
+    /**
+     * How failed deliveries are spaced out; default {@link Backoff#defaults()} (1 s doubling to
+     * 1 min, with jitter).
+     */
+    public B backoff(Backoff backoff) {
+        this.backoff = require("backoff", backoff);
+        return self();
+    }
+
+    /** Hears outcomes, retries, dead letters and acks; default {@link ConsumerListener#NONE}. */
+    public B listener(ConsumerListener listener) {
+        this.listener = require("listener", listener);
+        return self();
+    }
+
+    /** The clock retry deadlines are measured on; default the system UTC clock. */
+    public B clock(Clock clock) {
+        this.clock = require("clock", clock);
+        return self();
+    }
+
+    /**
+     * How long {@code close()} waits for the delivery in progress to finish and be acked;
+     * default 30 s. Between 0 and 10 minutes. A delivery still running after that is left
+     * unacked and redelivered later, which the inbox absorbs.
+     */
+    public B shutdownTimeout(Duration shutdownTimeout) {
+        require("shutdownTimeout", shutdownTimeout);
+        if (shutdownTimeout.isNegative() || shutdownTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
+            throw new ConfigException("shutdownTimeout must be between 0 and 10 minutes, but was " + shutdownTimeout);
+        }
+        this.shutdownTimeout = shutdownTimeout;
+        return self();
+    }
+
+    /** Sets the key policy, for brokers that support more than {@link KeyPolicy#DEAD_LETTER}. */
+    protected void setKeyPolicy(KeyPolicy keyPolicy) {
+        this.keyPolicy = require("keyPolicy", keyPolicy);
+    }
+
+    /** The consumer name (the inbox's), for use by subclasses before {@link #processor()}. */
+    protected String consumer() {
+        return inbox.consumer();
+    }
+
+    /** A processor configured with these options. */
+    protected final DeliveryProcessor processor() {
+        return new DeliveryProcessor(this);
+    }
+
+    /** Throws a {@link ConfigException} naming {@code property} when {@code value} is null. */
+    protected static <T> T require(String property, @Nullable T value) {
+        if (value == null) {
+            throw new ConfigException(property + " must not be null");
+        }
+        return value;
+    }
+}

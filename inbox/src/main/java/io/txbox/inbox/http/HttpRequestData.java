@@ -1,0 +1,51 @@
+package io.txbox.inbox.http;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An HTTP request, as much of it as idempotency needs, independent of any framework.
+ *
+ * @param method the request method, such as {@code POST}
+ * @param path the request target: path and, if present, {@code ?query}
+ * @param headers request headers; names are matched case-insensitively by {@link #header}
+ * @param body the request body, not copied; {@code null} becomes empty
+ */
+public record HttpRequestData(String method, String path, Map<String, List<String>> headers, byte[] body) {
+    public HttpRequestData {
+        Objects.requireNonNull(method, "method");
+        Objects.requireNonNull(path, "path");
+        headers = HttpResponseData.copyHeaders(headers);
+        body = body == null ? new byte[0] : body;
+    }
+
+    /** The first value of the header {@code name} (any case), or {@code null}. */
+    public @Nullable String header(String name) {
+        for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+            if (e.getKey().equalsIgnoreCase(name) && !e.getValue().isEmpty()) {
+                return e.getValue().get(0);
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof HttpRequestData r && method.equals(r.method) && path.equals(r.path)
+                && headers.equals(r.headers) && Arrays.equals(body, r.body);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(method, path, headers, Arrays.hashCode(body));
+    }
+
+    @Override
+    public String toString() {
+        return "HttpRequestData[" + method + " " + path + ", body=" + body.length + " bytes]";
+    }
+
+}

@@ -1,0 +1,24 @@
+package io.txbox.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.txbox.TxboxTables;
+import org.junit.jupiter.api.Test;
+
+class InboxSqlTest {
+    private final InboxSql sql = new InboxSql(new TxboxTables("shop", "tx_"), 5, 30_000_000L, 1000);
+
+    @Test
+    void statements_renderAgainstConfiguredSchemaAndPrefix() {
+        for (InboxSql.Stmt s : new InboxSql.Stmt[] {sql.receive, sql.storeResult, sql.read, sql.recordFailure,
+                sql.claim, sql.complete, sql.fail, sql.release, sql.resetDead, sql.listDead, sql.purge}) {
+            System.out.println(s.sql());
+            assertThat(s.sql()).contains("\"shop\".\"tx_inbox\"").doesNotContain("txbox_inbox");
+        }
+    }
+
+    @Test
+    void receive_isOneInsertWithoutSelect() {
+        assertThat(sql.receive.sql()).startsWith("insert into").contains("on conflict").doesNotContain("select");
+    }
+}
