@@ -108,7 +108,8 @@ public interface Inbox {
      * isolation level (PostgreSQL's default is READ COMMITTED).
      *
      * <p>Serialization failures and deadlocks (SQL states 40001, 40P01) roll back and retry
-     * the whole transaction up to {@code transactionRetries} times. A handler exception rolls
+     * the whole transaction up to {@code transactionRetries} times (a handler that still hits
+     * one after that counts as failed). A handler exception rolls
      * back the business writes; the attempt is then counted and the error recorded in a
      * separate transaction, and the outcome is FAILED, or DEAD once {@code maxAttempts} is
      * reached. A reused key gives KEY_REUSED.
@@ -204,7 +205,7 @@ public interface Inbox {
 
     /**
      * Deletes this consumer's completed entries older than the retention window, in batches
-     * of {@value InboxImpl#PURGE_BATCH} rows, each in its own short transaction, skipping rows
+     * of 1,000 rows, each in its own short transaction, skipping rows
      * that are locked. Served by a partial index on {@code completed_at}. After an entry is
      * gone, a redelivery of its key is FIRST again: the window is the span of the dedup
      * guarantee.

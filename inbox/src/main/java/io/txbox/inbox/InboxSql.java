@@ -117,7 +117,7 @@ final class InboxSql {
                                 DSL.coalesce(T.LAST_ERROR, DSL.inline("none"))))
                         .else_(T.LAST_ERROR))
                 .where(retryable.and(sameFingerprint))
-                .returning(T.STATUS, T.ATTEMPTS, T.LEASE_UNTIL),
+                .returning(T.STATUS, T.ATTEMPTS, T.LEASE_UNTIL, T.LAST_ERROR),
                 "consumer", "key", "fingerprint");
 
         Condition fence = byKey.and(T.STATUS.eq(processing))

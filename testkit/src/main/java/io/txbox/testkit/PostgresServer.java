@@ -108,19 +108,11 @@ final class PostgresServer {
 
   static TestkitException unreachable(PgEndpoint endpoint, SQLException cause, String extra) {
     String message = "PostgreSQL is not reachable at " + endpoint.url() + " (user "
-        + endpoint.user() + ", address from " + endpoint.source() + "): " + withoutFinalDot(cause.getMessage())
+        + endpoint.user() + ", address from " + endpoint.source() + "): " + Messages.clause(cause.getMessage())
         + ". Start the local service with: " + START_HINT
         + " -- or point " + ENV_URL + " (and " + ENV_USER + ", " + ENV_PASSWORD
         + ") at a server you can reach." + (extra.isEmpty() ? "" : " " + extra);
     return new TestkitException(message, cause);
-  }
-
-  private static String withoutFinalDot(@Nullable String text) {
-    if (text == null) {
-      return "no detail";
-    }
-    String trimmed = text.strip();
-    return trimmed.endsWith(".") ? trimmed.substring(0, trimmed.length() - 1) : trimmed;
   }
 
   static TestkitException failed(PgEndpoint endpoint, SQLException cause) {

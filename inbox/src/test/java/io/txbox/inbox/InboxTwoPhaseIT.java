@@ -1,0 +1,263 @@
+package io.txbox.inbox;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.TxboxTables;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.testkit.TestPostgres;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Two-phase mode: claims with leases in database time, takeover after expiry, and fencing so
+ * a worker that lost its lease writes nothing.
+ */
+class InboxTwoPhaseIT {
+    private static final Duration SHORT_LEASE = Duration.ofMillis(300);
+
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass();
+
+    static TxboxTables tables;
+    static Rows rows;
+    /** Leases of 30 s: they never run out during a test. */
+    static Inbox longLease;
+    /**
+     * Leases of 300 ms, and a JVM clock stuck in 1970: leases follow the database clock, so
+     * the broken JVM clock must not matter.
+     */
+    static Inbox shortLease;
+
+    @BeforeAll
+    static void migrate() {
+        tables = TxboxTables.inSchema(PG.schema());
+        TxboxMigrations.migrate(PG.dataSource(), tables);
+        rows = new Rows(PG.dataSource(), tables);
+        rows.execute("create table " + PG.schema() + ".business (message_key text not null)");
+        longLease = Inbox.builder("gateway").tables(tables).maxAttempts(3).build();
+        shortLease = Inbox.builder("gateway-short").tables(tables).maxAttempts(3).lease(SHORT_LEASE)
+                .clock(Clock.fixed(Instant.EPOCH, ZoneOffset.UTC)).build();
+    }
+
+    private static InboundMessage msg(String key) {
+        return InboundMessage.of(key, ("charge " + key).getBytes(UTF_8));
+    }
+
+    private static Instant dbNow() {
+        try (Connection c = PG.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("select now()");
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getObject(1, OffsetDateTime.class).toInstant();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Polls the database clock, not the JVM's, until it has passed the claim's lease. */
+    private static void awaitLeaseExpired(Claim claim) {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(25))
+                .until(() -> dbNow().isAfter(claim.leaseUntil()));
+    }
+
+    @Test
+    void claim_firstTime_acquiresTokenOneWithLeaseMeasuredByDatabaseClock() {
+        Instant before = dbNow();
+        Claim claim = shortLease.claim(PG.dataSource(), msg("c-first"));
+        Instant after = dbNow();
+
+        assertThat(claim.status()).isEqualTo(Claim.Status.ACQUIRED);
+        assertThat(claim.fencingToken()).isEqualTo(1);
+        assertThat(claim.leaseUntil()).isBetween(before.plus(SHORT_LEASE), after.plus(SHORT_LEASE));
+        assertThat(rows.status("gateway-short", "c-first")).isEqualTo("PROCESSING");
+    }
+
+    @Test
+    void claim_whileLeaseHolds_reportsInFlight() {
+        longLease.claim(PG.dataSource(), msg("c-busy"));
+        Claim second = longLease.claim(PG.dataSource(), msg("c-busy"));
+        assertThat(second.status()).isEqualTo(Claim.Status.IN_FLIGHT);
+        assertThat(second.acquired()).isFalse();
+    }
+
+    @Test
+    void complete_thenClaimAgain_reportsDuplicateWithStoredResult() {
+        Claim claim = longLease.claim(PG.dataSource(), msg("c-done"));
+        longLease.complete(PG.dataSource(), claim, "txn-42".getBytes(UTF_8));
+
+        Claim again = longLease.claim(PG.dataSource(), msg("c-done"));
+
+        assertThat(again.status()).isEqualTo(Claim.Status.DUPLICATE);
+        assertThat(again.result()).asString(UTF_8).isEqualTo("txn-42");
+        assertThat(rows.status("gateway", "c-done")).isEqualTo("COMPLETED");
+    }
+
+    @Test
+    void claim_afterLeaseExpires_takesOverAndFencesTheOldWorker() {
+        Claim old = shortLease.claim(PG.dataSource(), msg("c-takeover"));
+        assertThat(shortLease.claim(PG.dataSource(), msg("c-takeover")).status()).isEqualTo(Claim.Status.IN_FLIGHT);
+        awaitLeaseExpired(old);
+
+        Claim taken = shortLease.claim(PG.dataSource(), msg("c-takeover"));
+        assertThat(taken.status()).isEqualTo(Claim.Status.ACQUIRED);
+        assertThat(taken.fencingToken()).isEqualTo(2);
+
+        assertThatThrownBy(() -> shortLease.complete(PG.dataSource(), old, "late".getBytes(UTF_8)))
+                .isInstanceOf(LeaseLostException.class).hasMessageContaining("fencing token 1");
+        assertThatThrownBy(() -> shortLease.fail(PG.dataSource(), old, new RuntimeException("late")))
+                .isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(() -> shortLease.release(PG.dataSource(), old)).isInstanceOf(LeaseLostException.class);
+        assertThat(rows.status("gateway-short", "c-takeover")).isEqualTo("PROCESSING");
+        assertThat(rows.string("select result from " + rows.inbox() + " where message_key = 'c-takeover'")).isNull();
+
+        shortLease.complete(PG.dataSource(), taken, "new owner".getBytes(UTF_8));
+        assertThat(shortLease.claim(PG.dataSource(), msg("c-takeover")).result()).asString(UTF_8)
+                .isEqualTo("new owner");
+    }
+
+    @Test
+    void complete_inCallersTransaction_commitsWithBusinessWrites() throws SQLException {
+        Claim claim = longLease.claim(PG.dataSource(), msg("c-tx"));
+        try (Connection c = PG.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            insertBusiness(c, "c-tx");
+            longLease.complete(c, claim, "in tx".getBytes(UTF_8));
+            c.commit();
+            c.setAutoCommit(true);
+        }
+        assertThat(rows.status("gateway", "c-tx")).isEqualTo("COMPLETED");
+        assertThat(businessRows("c-tx")).isEqualTo(1);
+    }
+
+    @Test
+    void complete_inCallersTransactionAfterTakeover_throwsAndRollbackDiscardsBusinessWrites() throws SQLException {
+        Claim old = shortLease.claim(PG.dataSource(), msg("c-tx-lost"));
+        awaitLeaseExpired(old);
+        shortLease.claim(PG.dataSource(), msg("c-tx-lost"));
+
+        try (Connection c = PG.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            insertBusiness(c, "c-tx-lost");
+            assertThatThrownBy(() -> shortLease.complete(c, old, "late".getBytes(UTF_8)))
+                    .isInstanceOf(LeaseLostException.class);
+            c.rollback();
+            c.setAutoCommit(true);
+        }
+        assertThat(businessRows("c-tx-lost")).isZero();
+        assertThat(rows.status("gateway-short", "c-tx-lost")).isEqualTo("PROCESSING");
+    }
+
+    @Test
+    void fail_thenClaim_runsAgainWithNextTokenAndDeadAtMaxAttempts() {
+        InboundMessage m = msg("c-fail");
+        Claim first = longLease.claim(PG.dataSource(), m);
+        assertThat(longLease.fail(PG.dataSource(), first, new RuntimeException("503 from gateway")).status())
+                .isEqualTo(Outcome.Status.FAILED);
+        Claim second = longLease.claim(PG.dataSource(), m);
+        assertThat(second.fencingToken()).isEqualTo(2);
+        longLease.fail(PG.dataSource(), second, new RuntimeException("503 again"));
+        Claim third = longLease.claim(PG.dataSource(), m);
+        Outcome last = longLease.fail(PG.dataSource(), third, new RuntimeException("card blocked"));
+
+        assertThat(last.status()).isEqualTo(Outcome.Status.DEAD);
+        Claim after = longLease.claim(PG.dataSource(), m);
+        assertThat(after.status()).isEqualTo(Claim.Status.DEAD);
+        assertThat(after.reason()).contains("card blocked");
+    }
+
+    @Test
+    void claim_workerKeepsCrashing_leaseTakeoverStopsAtMaxAttemptsWithDead() {
+        InboundMessage m = msg("c-crash");
+        Claim claim = shortLease.claim(PG.dataSource(), m);
+        for (int i = 2; i <= 3; i++) {
+            awaitLeaseExpired(claim);
+            claim = shortLease.claim(PG.dataSource(), m);
+            assertThat(claim.fencingToken()).isEqualTo(i);
+        }
+        awaitLeaseExpired(claim);
+
+        Claim parked = shortLease.claim(PG.dataSource(), m);
+
+        assertThat(parked.status()).isEqualTo(Claim.Status.DEAD);
+        assertThat(parked.reason()).contains("lease expired on attempt 3 of 3");
+        assertThat(shortLease.listDead(PG.dataSource(), 10)).extracting(DeadEntry::key).contains("c-crash");
+    }
+
+    @Test
+    void resetDead_thenClaim_acquiresAndAZombieFromBeforeTheResetStaysFenced() {
+        InboundMessage m = msg("c-zombie");
+        Claim zombie = shortLease.claim(PG.dataSource(), m);
+        for (int i = 2; i <= 3; i++) {
+            awaitLeaseExpired(zombie);
+            zombie = shortLease.claim(PG.dataSource(), m);
+        }
+        assertThat(zombie.fencingToken()).isEqualTo(3);
+        awaitLeaseExpired(zombie);
+        assertThat(shortLease.claim(PG.dataSource(), m).status()).isEqualTo(Claim.Status.DEAD);
+        assertThat(shortLease.resetDead(PG.dataSource(), "c-zombie")).isTrue();
+
+        // After the reset the attempt count starts again, so a new owner reaches token 3 too.
+        Claim fresh = shortLease.claim(PG.dataSource(), m);
+        assertThat(fresh.fencingToken()).isEqualTo(1);
+        for (int i = 2; i <= 3; i++) {
+            awaitLeaseExpired(fresh);
+            fresh = shortLease.claim(PG.dataSource(), m);
+        }
+        assertThat(fresh.status()).isEqualTo(Claim.Status.ACQUIRED);
+        assertThat(fresh.fencingToken()).isEqualTo(zombie.fencingToken());
+
+        Claim late = zombie;
+        assertThatThrownBy(() -> shortLease.complete(PG.dataSource(), late, "zombie".getBytes(UTF_8)))
+                .isInstanceOf(LeaseLostException.class);
+        shortLease.complete(PG.dataSource(), fresh, "after reset".getBytes(UTF_8));
+        assertThat(shortLease.claim(PG.dataSource(), m).result()).asString(UTF_8).isEqualTo("after reset");
+    }
+
+    @Test
+    void release_thenClaim_acquiresAgainAtOnce() {
+        Claim claim = longLease.claim(PG.dataSource(), msg("c-release"));
+        longLease.release(PG.dataSource(), claim);
+        Claim again = longLease.claim(PG.dataSource(), msg("c-release"));
+        assertThat(again.status()).isEqualTo(Claim.Status.ACQUIRED);
+        assertThat(again.fencingToken()).isEqualTo(2);
+    }
+
+    @Test
+    void claim_sameKeyDifferentPayload_throwsKeyReuse() {
+        longLease.claim(PG.dataSource(), msg("c-reuse"));
+        assertThatThrownBy(() -> longLease.claim(PG.dataSource(), InboundMessage.of("c-reuse", new byte[] {9})))
+                .isInstanceOf(KeyReuseException.class);
+    }
+
+    @Test
+    void complete_notAcquiredClaim_isRefused() {
+        longLease.claim(PG.dataSource(), msg("c-inflight"));
+        Claim inFlight = longLease.claim(PG.dataSource(), msg("c-inflight"));
+        assertThatThrownBy(() -> longLease.complete(PG.dataSource(), inFlight, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("IN_FLIGHT");
+    }
+
+    private static void insertBusiness(Connection c, String key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("insert into " + PG.schema() + ".business values (?)")) {
+            ps.setString(1, key);
+            ps.executeUpdate();
+        }
+    }
+
+    private static long businessRows(String key) {
+        return rows.queryLong("select count(*) from " + PG.schema() + ".business where message_key = '" + key + "'");
+    }
+}

@@ -1,0 +1,96 @@
+package io.txbox.inbox.consumer;
+
+import io.txbox.inbox.Handler;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * A business table without a unique key, so that a double-applied message shows up as two
+ * rows. Shared by the consumer ITs.
+ */
+public final class Effects {
+    private final DataSource ds;
+    private final String table;
+
+    public Effects(DataSource ds, String schema) {
+        this.ds = ds;
+        this.table = schema + ".effects";
+        execute("create table if not exists " + table
+                + " (consumer text not null, message_key text not null, redelivered boolean not null,"
+                + " traceparent text, payload bytea)");
+    }
+
+    /** A handler that inserts one row per run, tagged with the consumer name. */
+    public Handler recorder(String consumer) {
+        return (tx, m) -> {
+            insert(tx, consumer, m.key(), m.redelivered(), m.header("traceparent"), m.payload());
+            return null;
+        };
+    }
+
+    public void insert(Connection tx, String consumer, String key, boolean redelivered, String traceparent,
+            byte[] payload) throws SQLException {
+        try (PreparedStatement ps = tx.prepareStatement("insert into " + table + " values (?, ?, ?, ?, ?)")) {
+            ps.setString(1, consumer);
+            ps.setString(2, key);
+            ps.setBoolean(3, redelivered);
+            ps.setString(4, traceparent);
+            ps.setBytes(5, payload);
+            ps.executeUpdate();
+        }
+    }
+
+    /** Rows of {@code consumer}'s effects, by key. */
+    public Map<String, Integer> countsByKey(String consumer) {
+        Map<String, Integer> counts = new HashMap<>();
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps = c.prepareStatement(
+                        "select message_key, count(*) from " + table + " where consumer = ? group by message_key")) {
+            ps.setString(1, consumer);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    counts.put(rs.getString(1), rs.getInt(2));
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        return counts;
+    }
+
+    public int count(String consumer, String key) {
+        return countsByKey(consumer).getOrDefault(key, 0);
+    }
+
+    public int total(String consumer) {
+        return countsByKey(consumer).values().stream().mapToInt(Integer::intValue).sum();
+    }
+
+    public String traceparent(String consumer, String key) {
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps = c.prepareStatement(
+                        "select traceparent from " + table + " where consumer = ? and message_key = ?")) {
+            ps.setString(1, consumer);
+            ps.setString(2, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private void execute(String sql) {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+}

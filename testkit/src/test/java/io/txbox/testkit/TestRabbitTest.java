@@ -1,0 +1,67 @@
+package io.txbox.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.platform.testkit.engine.EventConditions.event;
+import static org.junit.platform.testkit.engine.EventConditions.finishedWithFailure;
+import static org.junit.platform.testkit.engine.TestExecutionResultConditions.instanceOf;
+import static org.junit.platform.testkit.engine.TestExecutionResultConditions.message;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class TestRabbitTest {
+
+  static volatile int closedPort;
+
+  @Test
+  void unreachableNode_failsClassQuicklyNamingServiceAddressAndFix() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closedPort = socket.getLocalPort();
+    }
+    long start = System.nanoTime();
+
+    var results = Fixtures.run(UnreachableFixture.class);
+
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
+    results.containerEvents().assertThatEvents().haveExactly(1, event(finishedWithFailure(
+        instanceOf(TestkitException.class),
+        message(m -> m.contains("RabbitMQ") && m.contains("127.0.0.1:" + closedPort)
+            && m.contains("rabbitmq-server -detached") && !m.contains("secret")))));
+    assertThat(took).isLessThan(Duration.ofSeconds(5));
+  }
+
+  @Test
+  void redact_dropsThePasswordOnly() {
+    assertThat(TestRabbit.redact("amqp://guest:secret@host:5672/vh"))
+        .isEqualTo("amqp://guest@host:5672/vh");
+    assertThat(TestRabbit.redact("amqp://host/")).isEqualTo("amqp://host/");
+  }
+
+  @Test
+  void builder_rejectsBadSettingsNamingTheValue() {
+    assertThatThrownBy(() -> TestRabbit.builder().uri("http://host"))
+        .hasMessageContaining("http://host");
+    assertThatThrownBy(() -> TestRabbit.builder().rabbitmqctl(List.of()))
+        .hasMessageContaining("rabbitmqctl");
+    assertThatThrownBy(() -> TestRabbit.builder().connectTimeout(Duration.ofMillis(1)))
+        .hasMessageContaining("connectTimeout");
+  }
+
+  @EnabledIf("io.txbox.testkit.Fixtures#running")
+  static class UnreachableFixture {
+    @RegisterExtension
+    static final TestRabbit RABBIT = TestRabbit.builder()
+        .uri("amqp://guest:secret@127.0.0.1:" + closedPort + "/")
+        .build();
+
+    @Test
+    void neverRuns() {}
+  }
+}
