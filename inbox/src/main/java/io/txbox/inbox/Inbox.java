@@ -108,7 +108,8 @@ public interface Inbox {
      * isolation level (PostgreSQL's default is READ COMMITTED).
      *
      * <p>Serialization failures and deadlocks (SQL states 40001, 40P01) roll back and retry
-     * the whole transaction up to {@code transactionRetries} times. A handler exception rolls
+     * the whole transaction up to {@code transactionRetries} times (a handler that still hits
+     * one after that counts as failed). A handler exception rolls
      * back the business writes; the attempt is then counted and the error recorded in a
      * separate transaction, and the outcome is FAILED, or DEAD once {@code maxAttempts} is
      * reached. A reused key gives KEY_REUSED.

@@ -285,7 +285,12 @@ final class InboxImpl implements Inbox {
     }
 
     private static Outcome.Status receiptStatus(Receipt r) {
-        return outcomeOf(r).status();
+        return switch (r.status()) {
+            case FIRST -> Outcome.Status.PROCESSED;
+            case DUPLICATE -> Outcome.Status.DUPLICATE;
+            case IN_FLIGHT -> Outcome.Status.IN_FLIGHT;
+            case DEAD -> Outcome.Status.DEAD;
+        };
     }
 
     private static boolean isConflict(Throwable e) {
@@ -310,8 +315,10 @@ final class InboxImpl implements Inbox {
                     try (ResultSet rs = ps.executeQuery()) {
                         if (rs.next()) {
                             boolean dead = InboxSql.DEAD.equals(rs.getString(1));
+                            int attempts = rs.getInt(2);
+                            logFailure(s, dead, attempts, reason);
                             return new Outcome(dead ? Outcome.Status.DEAD : Outcome.Status.FAILED, null,
-                                    rs.getInt(2), reason, error);
+                                    attempts, reason, error);
                         }
                     }
                 }
@@ -338,13 +345,6 @@ final class InboxImpl implements Inbox {
                 raced(s, i);
             }
         });
-        if (outcome.status() == Outcome.Status.DEAD && outcome.error() == error && outcome.reason() == reason) {
-            log.error("{} - key {} is DEAD after {} failed attempts, last: {}",
-                    consumer, label(s), outcome.attempts(), reason);
-        } else if (outcome.status() == Outcome.Status.FAILED) {
-            log.warn("{} - key {} failed on attempt {} of {}: {}", consumer, label(s), outcome.attempts(), maxAttempts,
-                    reason);
-        }
         return report(outcome);
     }
 
@@ -507,12 +507,7 @@ final class InboxImpl implements Inbox {
                 }
             }
         });
-        if (outcome.status() == Outcome.Status.DEAD) {
-            log.error("{} - key {} is DEAD after {} attempts, last: {}", consumer, label(s), outcome.attempts(), reason);
-        } else {
-            log.warn("{} - key {} failed on attempt {} of {}: {}", consumer, label(s), outcome.attempts(), maxAttempts,
-                    reason);
-        }
+        logFailure(s, outcome.status() == Outcome.Status.DEAD, outcome.attempts(), reason);
         return report(outcome);
     }
 
@@ -782,6 +777,15 @@ final class InboxImpl implements Inbox {
             listener.onOutcome(consumer, status);
         } catch (RuntimeException e) {
             log.warn("{} - inbox listener failed on {}: {}", consumer, status, e.toString());
+        }
+    }
+
+    private void logFailure(Scope s, boolean dead, int attempts, String reason) {
+        if (dead) {
+            log.error("{} - key {} is DEAD after attempt {} of {}; parked for an operator. Last error: {}",
+                    consumer, label(s), attempts, maxAttempts, reason);
+        } else {
+            log.warn("{} - key {} failed on attempt {} of {}: {}", consumer, label(s), attempts, maxAttempts, reason);
         }
     }
 

@@ -57,6 +57,9 @@ import org.jspecify.annotations.Nullable;
  *       {@link DeadLetterHeaders}, and its offset is committed once the broker acknowledged
  *       that record ({@code acks=all}, idempotent producer). If the dead-letter produce fails,
  *       the record is retried like a failure.
+ *   <li>The handler sees the record's headers as UTF-8 text (trace context included). Kafka
+ *       has no redelivered flag, so {@code InboundMessage.redelivered()} is always {@code false};
+ *       a redelivery shows as a DUPLICATE outcome instead.
  *   <li>Consumer settings forced by txbox: {@code enable.auto.commit=false}, byte-array
  *       deserializers. Defaults that you may override: {@code isolation.level=read_committed},
  *       {@code auto.offset.reset=earliest}, {@code max.poll.records=}{@value #DEFAULT_MAX_POLL_RECORDS}.
