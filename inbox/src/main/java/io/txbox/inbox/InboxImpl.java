@@ -260,7 +260,7 @@ final class InboxImpl implements Inbox {
                         rollbackQuietly(c);
                     }
                     if (autoCommit) {
-                        c.setAutoCommit(true);
+                        restoreAutoCommit(c);
                     }
                 }
             } catch (SQLException e) {
@@ -748,6 +748,20 @@ final class InboxImpl implements Inbox {
             }
         } catch (SQLException e) {
             throw SqlErrors.translate(what, e);
+        }
+    }
+
+    /**
+     * Best effort: after a lost connection the pool has already closed it, and an error here
+     * must not hide the one that matters (a retryable 57P01 or 08xxx).
+     */
+    private static void restoreAutoCommit(Connection c) {
+        try {
+            if (!c.isClosed()) {
+                c.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            log.debug("restoring auto-commit failed: {}", e.toString());
         }
     }
 

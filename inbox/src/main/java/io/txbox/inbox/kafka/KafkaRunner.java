@@ -25,6 +25,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -222,18 +223,37 @@ final class KafkaRunner implements KafkaInboxConsumer {
         headers.add(DeadLetterHeaders.ORIGINAL_TOPIC, utf8(record.topic()));
         headers.add(DeadLetterHeaders.ORIGINAL_PARTITION, utf8(Integer.toString(record.partition())));
         headers.add(DeadLetterHeaders.ORIGINAL_OFFSET, utf8(Long.toString(record.offset())));
-        ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic, null, record.key(), record.value(), headers);
         try {
-            // Synchronous: the offset may only be committed once the dead letter is safely stored.
+            send(producer, new ProducerRecord<>(topic, null, record.key(), record.value(), headers));
+        } catch (RecordTooLargeException e) {
+            // Retrying the same record can never succeed and would wedge the partition: keep the
+            // reason and coordinates, drop the payload, and say so.
+            int size = record.value() == null ? 0 : record.value().length;
+            headers.add(DeadLetterHeaders.PAYLOAD_OMITTED, utf8(Integer.toString(size)));
+            send(producer, new ProducerRecord<>(topic, null, record.key(), null, headers));
+            log.warn("[{}] {}: payload of {} bytes too large for {}; dead letter carries headers and reason only",
+                    consumer(), coordinates(record), size, topic);
+        }
+        log.info("[{}] {}: dead-lettered to {}", consumer(), coordinates(record), topic);
+        listener.onDeadLetter(consumer(), reason);
+    }
+
+    /** Synchronous: the offset may only be committed once the dead letter is safely stored. */
+    private static void send(KafkaProducer<byte[], byte[]> producer, ProducerRecord<byte[], byte[]> out) {
+        try {
             producer.send(out).get(DEAD_LETTER_SEND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new KafkaException("interrupted while producing the dead letter", e);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            throw new KafkaException("dead letter to " + topic + " not acknowledged: " + e, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RecordTooLargeException tooLarge) {
+                throw tooLarge;
+            }
+            throw new KafkaException("dead letter to " + out.topic() + " not acknowledged: " + e.getCause(), e);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new KafkaException("dead letter to " + out.topic() + " not acknowledged within "
+                    + DEAD_LETTER_SEND_TIMEOUT, e);
         }
-        log.info("[{}] {}: dead-lettered to {}", consumer(), coordinates(record), topic);
-        listener.onDeadLetter(consumer(), reason);
     }
 
     private void retryLater(KafkaConsumer<byte[], byte[]> consumer, TopicPartition tp, long offset, Duration delay) {
