@@ -37,7 +37,8 @@ class DeadLettersAndMetricsIT {
                             .pollInterval(Duration.ofMillis(20)).backlogInterval(Duration.ofMillis(100))
                             .closePublishers(false).listener(RelayMetrics.of(registry)).build()) {
                 relay.start();
-                await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
+                await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0
+                        && relay.status().published() == 2 && relay.status().deadLettered() == 1);
                 assertThat(registry.get(RelayMetrics.PUBLISHED).tag("destination", "known").tag("broker", "rabbitmq")
                         .counter().count()).isEqualTo(2);
                 assertThat(registry.get(RelayMetrics.DEAD_LETTERED).tag("destination", "later").tag("broker", "none")

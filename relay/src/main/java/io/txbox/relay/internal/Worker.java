@@ -336,7 +336,9 @@ final class Worker implements Runnable {
                 waitMillis = WAKE_STEPS_MILLIS[wakeStep++];
             } else {
                 wakeStep = -1;
-                waitMillis = settings.pollInterval().toMillis();
+                // a long poll interval must not let the lane leases lapse or delay taking over lanes
+                long untilRebalance = Math.max(1, (nextRebalance - System.nanoTime()) / 1_000_000L);
+                waitMillis = Math.min(settings.pollInterval().toMillis(), Math.min(untilRebalance, renewNanos / 1_000_000L));
             }
             waitOn(waitMillis);
             if (woken) {
