@@ -53,7 +53,6 @@ public final class TxboxCli implements Runnable {
         CommandLine cl = new CommandLine(new TxboxCli(env));
         cl.setOut(out);
         cl.setErr(err);
-        cl.setExitCodeExceptionMapper(e -> e instanceof ConfigException ? USAGE : FAILED);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             // the message is all an operator needs; config messages are already multi-line and precise
             String message = e.getMessage() != null ? e.getMessage() : e.toString();

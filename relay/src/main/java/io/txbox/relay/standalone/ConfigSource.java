@@ -65,7 +65,7 @@ final class ConfigSource {
         }
         Map<String, String> byEnvName = new LinkedHashMap<>();
         for (String key : knownKeys) {
-            byEnvName.put(envName(key), key);
+            byEnvName.putIfAbsent(envName(key), key); // earlier keys win: the fixed keys come first
         }
         for (String key : values.keySet()) {
             byEnvName.put(envName(key), key); // a key from the file wins over a generated one
@@ -73,7 +73,7 @@ final class ConfigSource {
         List<String> ignored = new ArrayList<>();
         for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
             String name = e.getKey();
-            if (!name.startsWith(ENV_PREFIX) || name.equals("TXBOX_CONFIG")) {
+            if (!name.startsWith(ENV_PREFIX) || name.equals("TXBOX_CONFIG") || name.equals("TXBOX_LOG_LEVEL")) {
                 continue;
             }
             String key = byEnvName.get(name);

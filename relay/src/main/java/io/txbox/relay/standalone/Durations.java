@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Parses the durations of the config file and the CLI: a whole number with a unit ({@code
  * 250ms}, {@code 30s}, {@code 5m}, {@code 12h}, {@code 7d}) or ISO-8601 ({@code PT0.25S},
- * {@code P7D}).
+ * {@code P7D}), or {@code 0}.
  */
 public final class Durations {
     private static final Pattern SIMPLE = Pattern.compile("(\\d{1,12})\\s*(ms|s|m|h|d)");
@@ -24,6 +24,9 @@ public final class Durations {
      */
     public static @Nullable Duration parse(String text) {
         String t = text.trim().toLowerCase(Locale.ROOT);
+        if (t.equals("0")) {
+            return Duration.ZERO;
+        }
         Matcher m = SIMPLE.matcher(t);
         if (m.matches()) {
             long n = Long.parseLong(m.group(1));
