@@ -30,7 +30,7 @@ final class BatchPublisher {
     }
 
     /** Outcomes in the order of {@code rows}; {@link Result#latencyNanos} spans first send to last confirmation. */
-    Result publish(List<PublishRecord> rows) {
+    Result publish(List<PublishRecord> rows, short[] lanes) {
         int n = rows.size();
         Outcome[] outcomes = new Outcome[n];
         @SuppressWarnings("unchecked")
@@ -38,11 +38,19 @@ final class BatchPublisher {
         Set<Publisher> used = new LinkedHashSet<>();
         long start = System.nanoTime();
         long deadline = start + timeoutNanos;
+        // lanes in which a send already failed in this batch: their later rows are held back, so a
+        // row of the same routing key cannot overtake the failed one (for example, the first send
+        // timing out on metadata while the broker restarts and the next ones going through)
+        boolean[] laneFailed = new boolean[io.txbox.outbox.Lanes.COUNT];
         for (int i = 0; i < n; i++) {
             PublishRecord row = rows.get(i);
             Route route = routes.get(row.destination());
             if (route == null) {
                 outcomes[i] = Outcome.noRoute("no route configured for destination " + Texts.quote(row.destination()));
+                continue;
+            }
+            if (laneFailed[lanes[i]]) {
+                outcomes[i] = Outcome.held("held back: an earlier row of its lane failed in the same batch");
                 continue;
             }
             if (System.nanoTime() - deadline > 0) {
@@ -52,9 +60,17 @@ final class BatchPublisher {
             }
             used.add(route.publisher());
             try {
-                futures[i] = route.publisher().publish(route.target(), row).toCompletableFuture();
+                CompletableFuture<Void> f = route.publisher().publish(route.target(), row).toCompletableFuture();
+                if (f.isCompletedExceptionally()) {
+                    outcomes[i] = classify(f.handle((v, e) -> e).join());
+                } else {
+                    futures[i] = f;
+                }
             } catch (RuntimeException e) {
                 outcomes[i] = classify(e);
+            }
+            if (outcomes[i] != null && outcomes[i].kind() == Outcome.Kind.RETRY) {
+                laneFailed[lanes[i]] = true;
             }
         }
         for (Publisher p : used) {

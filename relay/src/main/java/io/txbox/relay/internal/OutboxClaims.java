@@ -98,9 +98,9 @@ public final class OutboxClaims {
                 .getSQL(ParamType.INDEXED);
         delete = r.deleteFrom(o).where(o.ID.eq(DSL.any(DSL.val(null, SQLDataType.BIGINT.array()))))
                 .getSQL(ParamType.INDEXED);
-        retry = "UPDATE " + outbox + " AS o SET attempts = o.attempts + 1, last_error = f.error,"
+        retry = "UPDATE " + outbox + " AS o SET attempts = o.attempts + f.extra, last_error = f.error,"
                 + " available_at = now() + f.delay_ms * interval '1 millisecond'"
-                + " FROM unnest(?::bigint[], ?::text[], ?::bigint[]) AS f(id, error, delay_ms) WHERE o.id = f.id";
+                + " FROM unnest(?::bigint[], ?::text[], ?::bigint[], ?::int[]) AS f(id, error, delay_ms, extra) WHERE o.id = f.id";
         block = "UPDATE " + lane + " AS l SET blocked_until = greatest(l.blocked_until, now() + b.delay_ms * interval '1 millisecond')"
                 + " FROM unnest(?::smallint[], ?::bigint[]) AS b(lane, delay_ms) WHERE l.lane = b.lane";
         String cols = "id, step_key, original_key, destination, routing_key, lane, payload, header_names, header_values,"
@@ -269,7 +269,7 @@ public final class OutboxClaims {
     }
 
     /** Counts a failed attempt and makes each row due again after its delay. */
-    void retry(Connection c, long[] ids, String[] errors, long[] delayMillis) throws SQLException {
+    void retry(Connection c, long[] ids, String[] errors, long[] delayMillis, int[] addAttempts) throws SQLException {
         if (ids.length == 0) {
             return;
         }
@@ -277,6 +277,7 @@ public final class OutboxClaims {
             ps.setArray(1, c.createArrayOf("int8", box(ids)));
             ps.setArray(2, c.createArrayOf("text", errors));
             ps.setArray(3, c.createArrayOf("int8", box(delayMillis)));
+            ps.setArray(4, c.createArrayOf("int4", box(addAttempts)));
             ps.executeUpdate();
         }
     }
@@ -298,14 +299,10 @@ public final class OutboxClaims {
         if (ids.length == 0) {
             return;
         }
-        Integer[] add = new Integer[addAttempts.length];
-        for (int i = 0; i < add.length; i++) {
-            add[i] = addAttempts[i];
-        }
         try (PreparedStatement ps = c.prepareStatement(deadLetter)) {
             ps.setArray(1, c.createArrayOf("int8", box(ids)));
             ps.setArray(2, c.createArrayOf("text", reasons));
-            ps.setArray(3, c.createArrayOf("int4", add));
+            ps.setArray(3, c.createArrayOf("int4", box(addAttempts)));
             ps.executeUpdate();
         }
     }
@@ -320,6 +317,14 @@ public final class OutboxClaims {
 
     private static Long[] box(long[] values) {
         Long[] boxed = new Long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            boxed[i] = values[i];
+        }
+        return boxed;
+    }
+
+    private static Integer[] box(int[] values) {
+        Integer[] boxed = new Integer[values.length];
         for (int i = 0; i < values.length; i++) {
             boxed[i] = values[i];
         }

@@ -196,6 +196,7 @@ public final class RelayEngine implements Relay {
                         c[1]++;
                     }
                 }
+                case HELD -> c[1]++;
                 case PERMANENT, NO_ROUTE -> c[2]++;
             }
         }

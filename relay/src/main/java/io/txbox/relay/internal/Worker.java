@@ -141,7 +141,7 @@ final class Worker implements Runnable {
             rollbackQuietly(c);
             throw e;
         }
-        BatchPublisher.Result result = publisher.publish(rows);
+        BatchPublisher.Result result = publisher.publish(rows, lanes);
         try {
             settle(c, rows, lanes, result);
             c.commit();
@@ -160,6 +160,7 @@ final class Worker implements Runnable {
         LongList retryIds = new LongList();
         List<String> retryErrors = new ArrayList<>();
         LongList retryDelays = new LongList();
+        List<Integer> retryExtra = new ArrayList<>();
         LongList deadIds = new LongList();
         List<String> deadReasons = new ArrayList<>();
         List<Integer> deadExtra = new ArrayList<>();
@@ -182,6 +183,13 @@ final class Worker implements Runnable {
                     log.warn("{} - dead-lettering {} (id {}, destination {}): broker refused it for good: {}",
                             memberId, row.stepKey(), row.id(), row.destination(), o.error());
                 }
+                case HELD -> {
+                    // not sent: no attempt counted, due again when the failed row is
+                    retryIds.add(row.id());
+                    retryErrors.add(o.error());
+                    retryDelays.add(0);
+                    retryExtra.add(0);
+                }
                 case RETRY -> {
                     int attempts = row.attempts() + 1;
                     if (attempts >= settings.maxAttempts()) {
@@ -195,6 +203,7 @@ final class Worker implements Runnable {
                         retryIds.add(row.id());
                         retryErrors.add(OutboxClaims.clip(o.error()));
                         retryDelays.add(delay);
+                        retryExtra.add(1);
                         blocks.merge(lanes[i], delay, Math::max);
                     }
                 }
@@ -205,7 +214,8 @@ final class Worker implements Runnable {
                     memberId, retryIds.size(), rows.size(), blocks.keySet(), retryErrors.get(0));
         }
         claims.delete(c, confirmed.toArray());
-        claims.retry(c, retryIds.toArray(), retryErrors.toArray(String[]::new), retryDelays.toArray());
+        claims.retry(c, retryIds.toArray(), retryErrors.toArray(String[]::new), retryDelays.toArray(),
+                retryExtra.stream().mapToInt(Integer::intValue).toArray());
         claims.block(c, blocks);
         claims.deadLetter(c, deadIds.toArray(), deadReasons.toArray(String[]::new),
                 deadExtra.stream().mapToInt(Integer::intValue).toArray());

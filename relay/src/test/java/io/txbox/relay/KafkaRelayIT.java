@@ -1,0 +1,251 @@
+package io.txbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import io.txbox.relay.kafka.KafkaPublisher;
+import io.txbox.testkit.TestKafka;
+import io.txbox.testkit.TestPostgres;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class KafkaRelayIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass(10);
+
+    @RegisterExtension
+    static final TestKafka KAFKA = TestKafka.shared();
+
+    static Db db;
+
+    @BeforeAll
+    static void setUp() {
+        db = new Db(PG.dataSource(), PG.schema());
+    }
+
+    static KafkaPublisher kafka(String bootstrap) {
+        return KafkaPublisher.builder().bootstrapServers(bootstrap)
+                .property("delivery.timeout.ms", "3000").property("request.timeout.ms", "1000")
+                .property("max.block.ms", "2000").build();
+    }
+
+    Relay.Builder relay(KafkaPublisher kafka, String destination, String topic) {
+        return Relay.builder().dataSource(db.ds).tables(db.tables).route(destination, kafka.topic(topic))
+                .pollInterval(Duration.ofMillis(20)).publishTimeout(Duration.ofSeconds(4)).laneLease(Duration.ofSeconds(8))
+                .backoff(Duration.ofMillis(50), Duration.ofMillis(500));
+    }
+
+    String topic(String hint) {
+        String t = KAFKA.uniqueTopic(hint);
+        KAFKA.createTopic(t, 4);
+        return t;
+    }
+
+    @Test
+    void kafka_publishesKeyValueAndAllHeaders_inOrderPerRoutingKey() {
+        String topic = topic("orders");
+        int n = 2000;
+        db.sendMany(n, i -> OutboxMessage.builder(StepKey.of("o-" + i, "pay"), "payments")
+                .routingKey("acct-" + (i % 13)).payload(String.valueOf(i)).contentType("text/plain")
+                .header("tenant", "t" + (i % 2))
+                .traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01").tracestate("vendor=x").build());
+        try (Relay relay = relay(kafka(KAFKA.bootstrapServers()), "payments", topic).build();
+                Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic)) {
+            relay.start();
+            consumed.awaitCount(n, Duration.ofSeconds(60));
+            ConsumerRecord<byte[], byte[]> r = consumed.records.stream()
+                    .filter(x -> "o-5:pay".equals(Consumed.header(x, "idempotency-key"))).findFirst().orElseThrow();
+            assertThat(Consumed.key(r)).isEqualTo("acct-5");
+            assertThat(Consumed.value(r)).isEqualTo("5");
+            assertThat(Consumed.header(r, "txbox-original-key")).isEqualTo("o-5");
+            assertThat(Consumed.header(r, "content-type")).isEqualTo("text/plain");
+            assertThat(Consumed.header(r, "traceparent")).isEqualTo("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+            assertThat(Consumed.header(r, "tracestate")).isEqualTo("vendor=x");
+            assertThat(Consumed.header(r, "tenant")).isEqualTo("t1");
+            Map<String, List<String>> byKey = consumed.firstArrivalsByKey();
+            assertThat(byKey).hasSize(13);
+            byKey.values().forEach(v -> assertThat(v.stream().map(Integer::parseInt).toList()).isSorted());
+            await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
+        }
+    }
+
+    @Test
+    void relay_outOfOrderCommit_publishesBothRows() throws Exception {
+        String topic = topic("ooo");
+        String outbox = db.tables.qualified(db.tables.outboxTable());
+        try (Relay relay = relay(kafka(KAFKA.bootstrapServers()), "ooo", topic).build();
+                Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic);
+                Connection a = db.ds.getConnection()) {
+            a.setAutoCommit(false);
+            db.outbox.send(a, Db.message("A", "ooo", "k-a", "A")); // takes the smaller id, commits last
+            long idA;
+            try (var st = a.createStatement(); var rs = st.executeQuery("SELECT id FROM " + outbox + " WHERE step_key = 'A:step'")) {
+                rs.next();
+                idA = rs.getLong(1);
+            }
+            db.send(Db.message("B", "ooo", "k-b", "B"));
+            assertThat(db.queryLong("SELECT id FROM " + outbox + " WHERE step_key = 'B:step'")).isGreaterThan(idA);
+            relay.start();
+            consumed.awaitCount(1, Duration.ofSeconds(20));
+            assertThat(Consumed.value(consumed.records.get(0))).isEqualTo("B");
+            // B is confirmed and deleted while A's transaction is still open
+            await().atMost(Duration.ofSeconds(10)).until(() ->
+                    db.queryLong("SELECT count(*) FROM " + outbox + " WHERE step_key = 'B:step'") == 0);
+            a.commit();
+            consumed.awaitCount(2, Duration.ofSeconds(20));
+            assertThat(consumed.stepKeys()).containsExactlyInAnyOrder("A:step", "B:step");
+            await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
+        }
+    }
+
+    @Test
+    void relay_unknownDestination_deadLettersWithReason() {
+        String topic = topic("known");
+        db.send(Db.message("lost-1", "no-such-destination", "k", "x"), Db.message("fine-1", "known", "k", "y"));
+        try (Relay relay = relay(kafka(KAFKA.bootstrapServers()), "known", topic).build();
+                Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic)) {
+            relay.start();
+            consumed.awaitCount(1, Duration.ofSeconds(20));
+            await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
+            assertThat(db.queryString("SELECT reason FROM " + db.tables.qualified(db.tables.outboxDeadTable())
+                    + " WHERE step_key = 'lost-1:step'")).contains("no route").contains("no-such-destination");
+            assertThat(consumed.stepKeys()).containsExactly("fine-1:step");
+            assertThat(relay.status().deadLettered()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void relay_payloadTooLargeForBroker_deadLettersAtOnce() {
+        String topic = topic("big");
+        byte[] big = new byte[2 * 1024 * 1024];
+        db.send(OutboxMessage.builder(StepKey.of("big-1", "step"), "big").routingKey("k").payload(big).build(),
+                Db.message("small-1", "big", "k2", "fits"));
+        try (Relay relay = relay(kafka(KAFKA.bootstrapServers()), "big", topic).maxAttempts(10).build();
+                Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic)) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(20)).until(() -> db.outboxRows() == 0);
+            String table = db.tables.qualified(db.tables.outboxDeadTable());
+            assertThat(db.queryString("SELECT reason FROM " + table + " WHERE step_key = 'big-1:step'"))
+                    .startsWith("not retryable").contains("RecordTooLargeException");
+            assertThat(db.queryLong("SELECT attempts FROM " + table + " WHERE step_key = 'big-1:step'")).isEqualTo(1);
+            consumed.awaitCount(1, Duration.ofSeconds(20));
+            assertThat(consumed.settle()).hasSize(1);
+        }
+    }
+
+    @Test
+    void twoRelays_sameTable_loseNoRow_andKeepPerKeyOrder() throws Exception {
+        String topic = topic("two");
+        int n = 6000;
+        AtomicLong sent = new AtomicLong();
+        Thread producer = new Thread(() -> db.sendMany(n, i -> {
+            sent.incrementAndGet();
+            return OutboxMessage.builder(StepKey.of("t-" + i, "s"), "two").routingKey("key-" + (i % 40))
+                    .payload(String.valueOf(i)).build();
+        }));
+        try (Relay one = relay(kafka(KAFKA.bootstrapServers()), "two", topic).laneLease(Duration.ofSeconds(3))
+                        .publishTimeout(Duration.ofSeconds(2)).batchSize(100).build();
+                Relay two = relay(kafka(KAFKA.bootstrapServers()), "two", topic).laneLease(Duration.ofSeconds(3))
+                        .publishTimeout(Duration.ofSeconds(2)).batchSize(100).build();
+                Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic)) {
+            one.start();
+            two.start();
+            producer.start();
+            // lanes move from the first relay to the second while rows flow
+            await().atMost(Duration.ofSeconds(20)).until(() -> one.status().ownedLanes() > 0 && two.status().ownedLanes() > 0
+                    && one.status().ownedLanes() + two.status().ownedLanes() == 64);
+            producer.join();
+            consumed.awaitCount(n, Duration.ofSeconds(60));
+            await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
+            assertThat(consumed.stepKeys()).hasSize(n);
+            consumed.firstArrivalsByKey().forEach((key, values) ->
+                    assertThat(values.stream().map(Integer::parseInt).toList()).as(key).isSorted());
+            assertThat(one.status().published()).isPositive();
+            assertThat(two.status().published()).isPositive();
+            assertThat(db.queryLong("SELECT count(*) FROM " + db.tables.qualified(db.tables.outboxDeadTable())
+                    + " WHERE step_key LIKE 't-%'")).isZero();
+        }
+    }
+
+    @Test
+    void relay_databaseConnectionDropped_recovers() {
+        String topic = topic("dbdrop");
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(PG.jdbcUrl());
+        hc.setUsername(PG.user());
+        hc.setMaximumPoolSize(4);
+        hc.addDataSourceProperty("ApplicationName", "txbox-relay-dbdrop");
+        try (HikariDataSource relayDs = new HikariDataSource(hc);
+                Relay relay = Relay.builder().dataSource(relayDs).tables(db.tables)
+                        .route("dbdrop", kafka(KAFKA.bootstrapServers()).topic(topic))
+                        .pollInterval(Duration.ofMillis(20)).build();
+                Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic)) {
+            relay.start();
+            db.send(Db.message("before-1", "dbdrop", "k", "1"));
+            consumed.awaitCount(1, Duration.ofSeconds(20));
+            long killed = db.queryLong("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    + " WHERE application_name = 'txbox-relay-dbdrop'");
+            assertThat(killed).isPositive();
+            db.send(Db.message("after-1", "dbdrop", "k", "2"));
+            consumed.awaitCount(2, Duration.ofSeconds(30));
+            assertThat(consumed.stepKeys()).contains("before-1:step", "after-1:step");
+            await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
+        }
+    }
+
+    @Test
+    void close_midBatch_leavesNoRowStuck() {
+        String topic = topic("close");
+        int n = 5000;
+        db.sendMany(n, i -> OutboxMessage.builder(StepKey.of("c-" + i, "s"), "close").routingKey("k" + (i % 10))
+                .payload("x".repeat(400)).build());
+        Relay first = relay(kafka(KAFKA.bootstrapServers()), "close", topic).batchSize(200).build();
+        first.start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> first.status().published() > 0);
+        first.close();
+        long left = db.outboxRows();
+        // nothing is locked or leased any more: every lane is free and every row can be claimed
+        assertThat(db.queryLong("SELECT count(*) FROM " + db.tables.qualified(db.tables.relayLaneTable())
+                + " WHERE owner IS NOT NULL")).isZero();
+        assertThat(db.queryLong("SELECT count(*) FROM " + db.tables.qualified(db.tables.outboxTable())
+                + " WHERE attempts > 0")).isZero();
+        assertThat(first.status().published()).isEqualTo(n - left);
+        try (Relay second = relay(kafka(KAFKA.bootstrapServers()), "close", topic).build();
+                Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic)) {
+            second.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> db.outboxRows() == 0);
+            consumed.awaitCount(n, Duration.ofSeconds(30));
+            assertThat(consumed.stepKeys()).hasSize(n);
+        }
+    }
+
+    @Test
+    void inProcessRelay_wokenBySend_publishesWithoutPollWait() throws Exception {
+        String topic = topic("wake");
+        try (Relay relay = relay(kafka(KAFKA.bootstrapServers()), "wake", topic).pollInterval(Duration.ofSeconds(10))
+                        .wakeOn(db.outbox).build();
+                Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic)) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> relay.status().ownedLanes() == 64);
+            for (int i = 0; i < 3; i++) {
+                long start = System.nanoTime();
+                db.send(Db.message("wake-" + i, "wake", "k" + i, "w"));
+                await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(2)).until(() -> db.outboxRows() == 0);
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                assertThat(took).as("send to broker-confirmed delete").isLessThan(Duration.ofSeconds(1));
+            }
+            consumed.awaitCount(3, Duration.ofSeconds(10));
+        }
+    }
+}
