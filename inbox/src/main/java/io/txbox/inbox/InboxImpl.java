@@ -240,7 +240,15 @@ final class InboxImpl implements Inbox {
                         result = handler.handle(c, message);
                         checkResult(s, result);
                     } catch (Exception e) {
-                        c.rollback();
+                        try {
+                            c.rollback();
+                        } catch (SQLException lost) {
+                            // The connection died under the handler: nothing committed, and the
+                            // handler is not to blame, so no attempt is counted.
+                            e.addSuppressed(lost);
+                            throw new RetryableException(what("process", s)
+                                    + " lost its database connection; nothing was committed: " + e, e);
+                        }
                         done = true;
                         if (isConflict(e) && !lastTry) {
                             debug(s, "handler hit a serialization failure or deadlock; retrying");
