@@ -113,7 +113,7 @@ public record SagaReport(Map<String, Object> figures) {
         f.put("double_effects", doubleEffects);
         f.put("seconds", Math.round(seconds * 10) / 10.0);
 
-        // Not required by the issue, but they explain the figures above.
+        // Extra fields that explain the figures above.
         f.put("declined", count(c, "SELECT count(*) FROM " + g + ".charges WHERE NOT approved"));
         f.put("gateway_calls", count(c, "SELECT count(*) FROM " + g + ".charge_calls"));
         f.put("gateway_replays", count(c, "SELECT count(*) FROM " + g + ".charge_calls WHERE replayed"));
