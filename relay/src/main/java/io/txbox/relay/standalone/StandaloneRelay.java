@@ -1,6 +1,7 @@
 package io.txbox.relay.standalone;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -13,6 +14,7 @@ import io.txbox.relay.Publisher;
 import io.txbox.relay.Relay;
 import io.txbox.relay.RelayStatus;
 import io.txbox.relay.kafka.KafkaPublisher;
+import io.txbox.relay.micrometer.RelayMetrics;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.relay.standalone.RelayConfig.Broker;
 import io.txbox.relay.standalone.RelayConfig.Destination;
@@ -160,7 +162,7 @@ public final class StandaloneRelay implements AutoCloseable {
             closeables.push(rabbit);
         }
 
-        StandaloneMeters meters = new StandaloneMeters(registry);
+        RelayMetrics meters = RelayMetrics.of(registry);
         Relay.Builder builder = Relay.builder()
                 .dataSource(pool)
                 .tables(config.tables())
@@ -183,7 +185,7 @@ public final class StandaloneRelay implements AutoCloseable {
             Publisher p = publishers.get(d.broker());
             builder.route(d.name(), d.broker() == Broker.KAFKA
                     ? ((KafkaPublisher) p).topic(d.target()) : ((RabbitPublisher) p).exchange(d.target()));
-            meters.expect(d.name(), p.broker());
+            registerAtZero(d.name(), p.broker());
         }
         Relay r = builder.build();
         relay = r;
@@ -195,6 +197,17 @@ public final class StandaloneRelay implements AutoCloseable {
         log.info("{} - started: HTTP port {}, {} worker(s), batch size {}, destinations {}, database {}",
                 r.id(), http.port(), config.workers(), config.batchSize(), config.destinations().values(),
                 Redaction.url(config.jdbcUrl()));
+    }
+
+    /**
+     * Registers the counters of a destination before its first row, so a scrape shows them at
+     * zero and a rate query has a starting point. {@link RelayMetrics} later looks up the same
+     * meters by name and tags.
+     */
+    private void registerAtZero(String destination, String broker) {
+        for (String name : new String[] {RelayMetrics.PUBLISHED, RelayMetrics.FAILED, RelayMetrics.DEAD_LETTERED}) {
+            Counter.builder(name).tags("destination", destination, "broker", broker).register(registry);
+        }
     }
 
     private HttpEndpoints.Readiness readiness() {

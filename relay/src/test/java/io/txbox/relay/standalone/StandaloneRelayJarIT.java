@@ -186,7 +186,8 @@ class StandaloneRelayJarIT {
             await().atMost(Duration.ofSeconds(30)).until(() -> published(get(port, "/metrics").body(), "orders") >= 3
                     && published(get(port, "/metrics").body(), "shipping") >= 2);
             String metrics = get(port, "/metrics").body();
-            assertThat(metrics).contains("txbox_relay_publish_latency_seconds_count", "txbox_outbox_backlog",
+            assertThat(metrics).contains("txbox_relay_publish_latency_seconds_count", "txbox_relay_failed_total",
+                    "txbox_relay_dead_lettered_total", "txbox_outbox_backlog_rows", "txbox_outbox_oldest_age_seconds",
                     "hikaricp_connections", "jvm_memory_used_bytes");
 
             List<ConsumerRecord<byte[], byte[]>> records = consume(topic, 3);
