@@ -235,6 +235,34 @@ class StandaloneRelayJarIT {
     }
 
     @Test
+    void run_rabbitDownAtStart_startsNotReadyNamingRabbitmq_andStopsCleanly() throws Exception {
+        // a later line of a properties file wins: nothing listens on port 1
+        Child child = jar("run", "--config", config("rabbit-down.properties",
+                "txbox.rabbitmq.uri=amqp://guest:guest@127.0.0.1:1").toString());
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> PORT.matcher(child.stderr()).find() || !child.process().isAlive());
+            Matcher pm = PORT.matcher(child.stderr());
+            assertThat(pm.find()).as(child.stderr()).isTrue();
+            int port = Integer.parseInt(pm.group(1));
+
+            assertThat(get(port, "/health/live").statusCode()).isEqualTo(200);
+            HttpResponse<String> health = get(port, "/health");
+            assertThat(health.statusCode()).isEqualTo(503);
+            JsonNode body = JSON.readTree(health.body());
+            assertThat(body.at("/checks/database").asText()).isEqualTo("UP");
+            assertThat(body.at("/checks/rabbitmq:shipping").asText()).startsWith("DOWN: rabbitmq not connected");
+
+            child.process().destroy();
+            assertThat(child.process().waitFor(30, TimeUnit.SECONDS)).as("stopped within 30 s").isTrue();
+            String log = child.stderr();
+            assertThat(child.process().exitValue()).as(log).isZero();
+            assertThat(log).contains("rabbitmq unreachable, starting anyway", "stopped cleanly").doesNotContain("guest:guest");
+        } finally {
+            child.process().destroyForcibly();
+        }
+    }
+
+    @Test
     void run_invalidConfig_exitsTwoNamingKeyAndValue_withoutSecrets() throws Exception {
         Child child = jar("run", "--config", config("bad.properties", "txbox.relay.batch-size=huge",
                 "txbox.relay.poll-intervall=5s").toString());
