@@ -32,6 +32,11 @@ import org.jspecify.annotations.Nullable;
  * configured schema and prefix. Every cutoff uses the database clock ({@code now()}), so a
  * skewed admin host cannot purge too much. Deletes and retries run in bounded batches, one
  * short transaction each, so a purge of millions of rows never holds locks for long.
+ *
+ * <p>The dead-letter commands keep their own SQL rather than calling {@link
+ * io.txbox.relay.DeadLetters}, which has none of what they offer: a destination filter,
+ * payloads, a dry run, batched deletes, and a retry that drops a row whose step key is pending
+ * in the outbox again (DeadLetters leaves such a row dead).
  */
 final class OutboxAdmin {
     /** Rows per delete or retry transaction. */

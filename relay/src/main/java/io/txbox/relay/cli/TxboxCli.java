@@ -3,6 +3,7 @@ package io.txbox.relay.cli;
 import io.txbox.ConfigException;
 import io.txbox.relay.standalone.Redaction;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -10,7 +11,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code txbox-relay} command line: {@code run} starts the relay process, the other commands
+ * The {@code txbox-relay} command line and the entry point of {@code txbox-relay.jar}: {@code
+ * java -jar txbox-relay.jar run --config FILE}. {@code run} starts the relay process, the other commands
  * administer the txbox tables. Every command takes {@code --config FILE} (and the {@code TXBOX_*}
  * environment), {@code --help}, and the reporting ones {@code --json}.
  *
@@ -29,6 +31,9 @@ public final class TxboxCli implements Runnable {
     public static final int FAILED = 1;
     public static final int USAGE = 2;
 
+    /** The process's logging configuration, unless {@code -Dlogback.configurationFile} names another. */
+    static final String LOGBACK_CONFIG = "io/txbox/relay/standalone/logback-relay.xml";
+
     final Map<String, String> env;
 
     @Spec
@@ -41,6 +46,17 @@ public final class TxboxCli implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: run, migrate, status, dead or inbox");
+    }
+
+    /** Runs the command line {@code args} with the process's environment and exits with its code. */
+    public static void main(String[] args) {
+        // before the first logger exists: the library jar must not ship a logback.xml of its own
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", LOGBACK_CONFIG);
+        }
+        PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
+        PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
+        System.exit(execute(System.getenv(), out, err, args));
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.txbox.relay.standalone;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -12,7 +13,9 @@ import io.txbox.TxboxException;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Relay;
 import io.txbox.relay.RelayStatus;
+import io.txbox.relay.Route;
 import io.txbox.relay.kafka.KafkaPublisher;
+import io.txbox.relay.micrometer.RelayMetrics;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.relay.standalone.RelayConfig.Broker;
 import io.txbox.relay.standalone.RelayConfig.Destination;
@@ -33,12 +36,17 @@ import org.slf4j.LoggerFactory;
  * publisher per broker in use, the {@link Relay}, a Prometheus registry and the HTTP endpoints.
  *
  * <p>{@link #start} builds and starts everything or, if any part fails, closes what it built
- * and throws. {@link #close} stops in the order that loses nothing: HTTP turns to 503 first so
+ * and throws. RabbitMQ being down is no such failure: the process starts, {@code /health/ready}
+ * answers 503 naming {@code rabbitmq}, and the connection is tried again every
+ * {@value #RECONNECT_SECONDS} seconds while the relay keeps the rows and backs off. {@link #close} stops in the order that loses nothing: HTTP turns to 503 first so
  * traffic drains, then the relay finishes its in-flight batches and releases its lanes, then the
  * HTTP server, the publishers and the pool close.
  */
 public final class StandaloneRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(StandaloneRelay.class);
+    /** How often a broker that was unreachable at start is tried again. */
+    static final int RECONNECT_SECONDS = 5;
+    static final Duration RECONNECT_INTERVAL = Duration.ofSeconds(RECONNECT_SECONDS);
 
     private final RelayConfig config;
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
@@ -56,7 +64,8 @@ public final class StandaloneRelay implements AutoCloseable {
      * Builds and starts the relay process described by {@code config}.
      *
      * @throws io.txbox.ConfigException if the config has no destination
-     * @throws TxboxException if the database or a broker cannot be reached, or the HTTP port is taken
+     * @throws TxboxException if the database cannot be reached or the HTTP port is taken (an unreachable
+     *     broker only makes the process not ready)
      */
     public static StandaloneRelay start(RelayConfig config) {
         config.requireDestinations();
@@ -147,6 +156,7 @@ public final class StandaloneRelay implements AutoCloseable {
         HikariDataSource pool = Pools.open(config, "txbox-relay", config.poolSize(), registry);
         closeables.push(pool);
 
+        String processId = config.relayId() != null ? config.relayId() : "txbox-relay";
         Map<Broker, Publisher> publishers = new LinkedHashMap<>();
         if (config.uses(Broker.KAFKA)) {
             KafkaPublisher kafka = KafkaPublisher.builder().properties(config.kafkaProperties()).build();
@@ -154,13 +164,16 @@ public final class StandaloneRelay implements AutoCloseable {
             closeables.push(kafka);
         }
         if (config.uses(Broker.RABBITMQ)) {
-            RabbitPublisher rabbit = RabbitPublisher.builder().uri(String.valueOf(config.rabbitUri()))
-                    .connectionName(config.relayId() != null ? config.relayId() : "txbox-relay").build();
+            // a bad URI fails the start; an unreachable broker only turns readiness to 503 until it answers
+            RabbitPublisher.Builder rabbitBuilder = RabbitPublisher.builder().uri(String.valueOf(config.rabbitUri()))
+                    .connectionName(processId);
+            Publisher rabbit = new ConnectingPublisher(RabbitPublisher.BROKER, processId, rabbitBuilder::build,
+                    RECONNECT_INTERVAL, System::nanoTime);
             publishers.put(Broker.RABBITMQ, rabbit);
             closeables.push(rabbit);
         }
 
-        StandaloneMeters meters = new StandaloneMeters(registry);
+        RelayMetrics meters = RelayMetrics.of(registry);
         Relay.Builder builder = Relay.builder()
                 .dataSource(pool)
                 .tables(config.tables())
@@ -182,8 +195,8 @@ public final class StandaloneRelay implements AutoCloseable {
         for (Destination d : config.destinations().values()) {
             Publisher p = publishers.get(d.broker());
             builder.route(d.name(), d.broker() == Broker.KAFKA
-                    ? ((KafkaPublisher) p).topic(d.target()) : ((RabbitPublisher) p).exchange(d.target()));
-            meters.expect(d.name(), p.broker());
+                    ? ((KafkaPublisher) p).topic(d.target()) : Route.of(p, d.target()));
+            registerAtZero(d.name(), p.broker());
         }
         Relay r = builder.build();
         relay = r;
@@ -195,6 +208,17 @@ public final class StandaloneRelay implements AutoCloseable {
         log.info("{} - started: HTTP port {}, {} worker(s), batch size {}, destinations {}, database {}",
                 r.id(), http.port(), config.workers(), config.batchSize(), config.destinations().values(),
                 Redaction.url(config.jdbcUrl()));
+    }
+
+    /**
+     * Registers the counters of a destination before its first row, so a scrape shows them at
+     * zero and a rate query has a starting point. {@link RelayMetrics} later looks up the same
+     * meters by name and tags.
+     */
+    private void registerAtZero(String destination, String broker) {
+        for (String name : new String[] {RelayMetrics.PUBLISHED, RelayMetrics.FAILED, RelayMetrics.DEAD_LETTERED}) {
+            Counter.builder(name).tags("destination", destination, "broker", broker).register(registry);
+        }
     }
 
     private HttpEndpoints.Readiness readiness() {

@@ -186,7 +186,8 @@ class StandaloneRelayJarIT {
             await().atMost(Duration.ofSeconds(30)).until(() -> published(get(port, "/metrics").body(), "orders") >= 3
                     && published(get(port, "/metrics").body(), "shipping") >= 2);
             String metrics = get(port, "/metrics").body();
-            assertThat(metrics).contains("txbox_relay_publish_latency_seconds_count", "txbox_outbox_backlog",
+            assertThat(metrics).contains("txbox_relay_publish_latency_seconds_count", "txbox_relay_failed_total",
+                    "txbox_relay_dead_lettered_total", "txbox_outbox_backlog_rows", "txbox_outbox_oldest_age_seconds",
                     "hikaricp_connections", "jvm_memory_used_bytes");
 
             List<ConsumerRecord<byte[], byte[]>> records = consume(topic, 3);
@@ -231,6 +232,34 @@ class StandaloneRelayJarIT {
             });
         }
         return out;
+    }
+
+    @Test
+    void run_rabbitDownAtStart_startsNotReadyNamingRabbitmq_andStopsCleanly() throws Exception {
+        // a later line of a properties file wins: nothing listens on port 1
+        Child child = jar("run", "--config", config("rabbit-down.properties",
+                "txbox.rabbitmq.uri=amqp://guest:guest@127.0.0.1:1").toString());
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> PORT.matcher(child.stderr()).find() || !child.process().isAlive());
+            Matcher pm = PORT.matcher(child.stderr());
+            assertThat(pm.find()).as(child.stderr()).isTrue();
+            int port = Integer.parseInt(pm.group(1));
+
+            assertThat(get(port, "/health/live").statusCode()).isEqualTo(200);
+            HttpResponse<String> health = get(port, "/health");
+            assertThat(health.statusCode()).isEqualTo(503);
+            JsonNode body = JSON.readTree(health.body());
+            assertThat(body.at("/checks/database").asText()).isEqualTo("UP");
+            assertThat(body.at("/checks/rabbitmq:shipping").asText()).startsWith("DOWN: rabbitmq not connected");
+
+            child.process().destroy();
+            assertThat(child.process().waitFor(30, TimeUnit.SECONDS)).as("stopped within 30 s").isTrue();
+            String log = child.stderr();
+            assertThat(child.process().exitValue()).as(log).isZero();
+            assertThat(log).contains("rabbitmq unreachable, starting anyway", "stopped cleanly").doesNotContain("guest:guest");
+        } finally {
+            child.process().destroyForcibly();
+        }
     }
 
     @Test
