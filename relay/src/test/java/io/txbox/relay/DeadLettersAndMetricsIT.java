@@ -39,6 +39,12 @@ class DeadLettersAndMetricsIT {
                 relay.start();
                 await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0
                         && relay.status().published() == 2 && relay.status().deadLettered() == 1);
+                // the listener hears about a batch just after the status counters move
+                await().atMost(Duration.ofSeconds(5)).until(() -> registry.find(RelayMetrics.LATENCY)
+                        .tag("destination", "known").timer() != null
+                        && registry.find(RelayMetrics.DEAD_LETTERED).tag("destination", "later").counter() != null
+                        && registry.find(RelayMetrics.PUBLISHED).tag("destination", "known").counter() != null
+                        && registry.find(RelayMetrics.PUBLISHED).tag("destination", "known").counter().count() == 2);
                 assertThat(registry.get(RelayMetrics.PUBLISHED).tag("destination", "known").tag("broker", "rabbitmq")
                         .counter().count()).isEqualTo(2);
                 assertThat(registry.get(RelayMetrics.DEAD_LETTERED).tag("destination", "later").tag("broker", "none")
