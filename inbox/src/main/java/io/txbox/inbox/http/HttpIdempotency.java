@@ -51,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * <tr><td>same key while the first is still running</td><td>409, problem+json</td></tr>
  * <tr><td>same key, different method, path or body</td><td>422, problem+json</td></tr>
  * <tr><td>same key after a response below 500</td><td>the stored status code, the
- *     {@linkplain Builder#replayedHeaders replayed headers} and the body, byte for byte</td></tr>
+ *     {@linkplain Builder#replayedHeaders replayed headers} and the body, byte for byte, plus
+ *     {@value #REPLAYED_HEADER}{@code : true}</td></tr>
  * <tr><td>same key after a 5xx or an exception</td><td>the application runs again: 5xx
  *     outcomes are not stored</td></tr>
  * <tr><td>the request ran longer than the lease and a retry took it over (transactional
@@ -117,6 +118,11 @@ public final class HttpIdempotency {
      */
     public static final Set<String> DEFAULT_REPLAYED_HEADERS = Set.of("content-type", "content-encoding",
             "content-language", "content-location", "location", "etag", "last-modified", "link", "cache-control");
+    /**
+     * The response header that marks a replayed response: {@value}, with the value
+     * {@code true}. Absent from responses the application produced for this request.
+     */
+    public static final String REPLAYED_HEADER = "Idempotent-Replayed";
     /** Default {@link Builder#maxBodyBytes}: 1 MiB. */
     public static final int DEFAULT_MAX_BODY_BYTES = Inbox.DEFAULT_MAX_PAYLOAD_BYTES;
 
@@ -266,8 +272,8 @@ public final class HttpIdempotency {
             return unavailable("The request could not be recorded; it did not run.");
         }
         return switch (claim.status()) {
-            case DUPLICATE -> new HttpResponseData(
-                    claim.resultStatus() == null ? 200 : claim.resultStatus(), claim.resultHeaders(), claim.result());
+            case DUPLICATE -> withHeader(new HttpResponseData(claim.resultStatus() == null ? 200 : claim.resultStatus(),
+                    claim.resultHeaders(), claim.result()), REPLAYED_HEADER, "true");
             case IN_FLIGHT -> Problems.problem(409, "Conflict", "A request with the " + headerName + " "
                     + Texts.quote(key) + " is still being processed. Retry later.");
             case DEAD -> Problems.problem(500, "Internal Server Error", "The request with the " + headerName + " "

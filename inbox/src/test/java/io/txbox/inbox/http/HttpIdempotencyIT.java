@@ -155,6 +155,20 @@ class HttpIdempotencyIT {
     }
 
     @Test
+    void replay_carriesIdempotentReplayedHeader_firstResponseDoesNot() throws Exception {
+        HttpResponse<byte[]> first = post("/orders", "key-marker", "apple");
+        HttpResponse<byte[]> again = post("/orders", "key-marker", "apple");
+        HttpResponse<byte[]> txFirst = post("/tx-orders", "key-marker", "apple");
+        HttpResponse<byte[]> txAgain = post("/tx-orders", "key-marker", "apple");
+
+        assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(again.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(txFirst.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(txAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(calls).hasValue(2);
+    }
+
+    @Test
     void sameKeyStillInFlight_is409() throws Exception {
         gate = new CountDownLatch(1);
         entered = new CountDownLatch(1);
@@ -241,6 +255,8 @@ class HttpIdempotencyIT {
         assertThat(ok.status()).isEqualTo(200);
         assertThat(replay.body()).asString(UTF_8).isEqualTo("paid");
         assertThat(replay.header("content-type")).isEqualTo("text/plain");
+        assertThat(replay.header(HttpIdempotency.REPLAYED_HEADER)).isEqualTo("true");
+        assertThat(ok.header(HttpIdempotency.REPLAYED_HEADER)).isNull();
     }
 
     @Test
@@ -362,6 +378,7 @@ class HttpIdempotencyIT {
         assertThat(late.status()).isEqualTo(409);
         assertThat(late.body()).asString(UTF_8).contains("taken over by a retry");
         assertThat(replay.body()).asString(UTF_8).isEqualTo("second");
+        assertThat(replay.header(HttpIdempotency.REPLAYED_HEADER)).isEqualTo("true");
         assertThat(effectsOf("crash-tx")).isEqualTo(1);
         assertThat(effectNumbers("crash-tx")).isEqualTo("2");
     }
