@@ -170,6 +170,17 @@ public interface Inbox {
     void complete(DataSource ds, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body);
 
     /**
+     * Completes an acquired claim with a response to replay inside the caller's transaction,
+     * so the stored response commits together with the request's business writes and outbox
+     * messages, or not at all. Fenced like the other completions. One round trip; the entry's
+     * row stays locked until {@code tx} ends, so commit soon after.
+     *
+     * @throws LeaseLostException if the claim was taken over; nothing is written by this call
+     *     and the caller must roll {@code tx} back to discard its own writes
+     */
+    void complete(Connection tx, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body);
+
+    /**
      * Fails an acquired claim: counts the attempt and records {@code error}; the entry becomes
      * FAILED (the next claim runs it again) or DEAD at {@code maxAttempts}.
      *

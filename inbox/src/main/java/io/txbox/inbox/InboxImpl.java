@@ -464,6 +464,19 @@ final class InboxImpl implements Inbox {
         inOwnTransaction(ds, what("complete", s), c -> completeIn(c, s, claim, body, resultStatus, resultHeaders));
     }
 
+    @Override
+    public void complete(Connection tx, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders,
+            byte[] body) {
+        Scope s = checkClaim(claim);
+        Objects.requireNonNull(body, "body");
+        checkResult(s, body);
+        try {
+            completeIn(tx, s, claim, body, resultStatus, resultHeaders);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(what("complete", s), e);
+        }
+    }
+
     private Void completeIn(Connection c, Scope s, Claim claim, byte @Nullable [] result,
             @Nullable Integer resultStatus, @Nullable Map<String, List<String>> headers) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.complete.sql())) {

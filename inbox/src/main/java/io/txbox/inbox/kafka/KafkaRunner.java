@@ -10,10 +10,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -61,7 +63,14 @@ final class KafkaRunner implements KafkaInboxConsumer {
     // Poll-thread state.
     private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
     private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
+    // Partitions taken away while a batch was being processed: the rest of their batch is
+    // skipped, because their new owner (or this consumer, if they come back) starts again at
+    // the offset committed on revocation.
+    private final Set<TopicPartition> revokedInBatch = new HashSet<>();
+    private long lastPollNanos;
     private int deadLetterFailures;
+    /** The current assignment, for tests: who owns what after a rebalance. */
+    volatile Set<TopicPartition> assignment = Set.of();
 
     /** Test hook: returns true to simulate a crash after the database commit, before the offset commit. */
     volatile @Nullable Predicate<Delivery> crashAfterCommit;
@@ -163,6 +172,10 @@ final class KafkaRunner implements KafkaInboxConsumer {
         while (!stopping) {
             resumeDue(consumer);
             ConsumerRecords<byte[], byte[]> records = consumer.poll(nextPollTimeout());
+            // After the poll: a partition revoked and given back inside this poll is ours again,
+            // and the records it just returned must be processed.
+            revokedInBatch.clear();
+            lastPollNanos = System.nanoTime();
             partitions:
             for (TopicPartition tp : records.partitions()) {
                 if (pausedUntil.containsKey(tp)) {
@@ -171,6 +184,10 @@ final class KafkaRunner implements KafkaInboxConsumer {
                 for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
                     if (stopping || abandoned) {
                         break partitions; // the rest stays uncommitted and is redelivered
+                    }
+                    takePartInRebalance(consumer);
+                    if (revokedInBatch.contains(tp)) {
+                        break; // no longer ours: the new owner starts at the committed offset
                     }
                     if (!handle(consumer, producer, tp, record)) {
                         break;
@@ -280,6 +297,34 @@ final class KafkaRunner implements KafkaInboxConsumer {
         }
     }
 
+    /**
+     * Lets a pending rebalance go ahead between two records of a batch, at most once per poll
+     * timeout. Without this, a rebalance waits until the whole batch is processed (up to
+     * {@code max.poll.records} handler runs), and under the eager protocol the whole group
+     * stands still meanwhile. Every partition is paused around a zero-timeout poll, so the poll
+     * runs the group protocol (rejoin, revocation and assignment callbacks) but fetches nothing.
+     */
+    private void takePartInRebalance(KafkaConsumer<byte[], byte[]> consumer) {
+        if (System.nanoTime() - lastPollNanos < pollTimeout.toNanos()) {
+            return;
+        }
+        Set<TopicPartition> unpaused = new HashSet<>(consumer.assignment());
+        unpaused.removeAll(consumer.paused());
+        consumer.pause(unpaused);
+        ConsumerRecords<byte[], byte[]> early;
+        try {
+            early = consumer.poll(Duration.ZERO);
+        } finally {
+            unpaused.retainAll(consumer.assignment());
+            consumer.resume(unpaused);
+        }
+        lastPollNanos = System.nanoTime();
+        // Partitions assigned by this poll were not paused: hand their records back.
+        for (TopicPartition tp : early.partitions()) {
+            consumer.seek(tp, early.records(tp).get(0).offset());
+        }
+    }
+
     private Duration nextPollTimeout() {
         Duration timeout = pollTimeout;
         Instant now = processor.clock().instant();
@@ -357,6 +402,8 @@ final class KafkaRunner implements KafkaInboxConsumer {
                 }
                 pausedUntil.remove(tp);
             }
+            revokedInBatch.addAll(partitions);
+            assignment = Set.copyOf(consumer.assignment().stream().filter(tp -> !partitions.contains(tp)).toList());
             if (!done.isEmpty() && !abandoned) {
                 try {
                     consumer.commitSync(done);
@@ -376,11 +423,14 @@ final class KafkaRunner implements KafkaInboxConsumer {
                 pending.remove(tp);
                 pausedUntil.remove(tp);
             }
+            revokedInBatch.addAll(partitions);
+            assignment = Set.of();
             log.warn("[{}] partitions lost: {}", consumer(), partitions);
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            assignment = Set.copyOf(consumer.assignment());
             log.info("[{}] partitions assigned: {}", consumer(), partitions);
         }
     }

@@ -12,15 +12,15 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code POST /orders} on the JDK's HTTP server, behind the inbox's Idempotency-Key support:
- * the first request with a key runs {@link PlaceOrder} in a transaction of its own; a retry gets
- * the stored response byte for byte, a concurrent one 409, a different body under the same key
- * 422, a request without a key 400.
+ * {@code POST /orders} on the JDK's HTTP server, behind the inbox's Idempotency-Key support in
+ * its transactional form: the first request with a key runs {@link PlaceOrder} in the
+ * transaction that also stores its response, so the order, its outbox message and the stored
+ * response commit together; a retry gets the stored response byte for byte, a concurrent one
+ * 409, a different body under the same key 422, a request without a key 400.
  */
 final class OrderHttp implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OrderHttp.class);
@@ -32,14 +32,12 @@ final class OrderHttp implements AutoCloseable {
     }
 
     private final HttpIdempotency idempotency;
-    private final DataSource ds;
     private final PlaceOrder placeOrder;
     private HttpServer server;
     private ExecutorService executor;
 
-    OrderHttp(HttpIdempotency idempotency, DataSource ds, PlaceOrder placeOrder) {
+    OrderHttp(HttpIdempotency idempotency, PlaceOrder placeOrder) {
         this.idempotency = idempotency;
-        this.ds = ds;
         this.placeOrder = placeOrder;
     }
 
@@ -60,7 +58,8 @@ final class OrderHttp implements AutoCloseable {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
-    private void handle(HttpExchange exchange) throws IOException {
+    /** Runs in {@code tx}, which the Idempotency-Key support commits (below 500) or rolls back. */
+    private void handle(Connection tx, HttpExchange exchange) throws IOException {
         if (!"POST".equals(exchange.getRequestMethod())) {
             respond(exchange, 405, "{\"error\":\"POST only\"}");
             return;
@@ -71,19 +70,14 @@ final class OrderHttp implements AutoCloseable {
         }
         String key = exchange.getRequestHeaders().getFirst(HttpIdempotency.DEFAULT_HEADER);
         byte[] response;
-        try (Connection tx = ds.getConnection()) {
-            tx.setAutoCommit(false);
-            try {
-                response = placeOrder.place(tx, key, body);
-                tx.commit();
-            } catch (SQLException | RuntimeException e) {
-                tx.rollback();
-                throw e;
-            }
+        try {
+            response = placeOrder.place(tx, key, body);
         } catch (IllegalArgumentException e) {
+            // Refused before anything was written, so committing the 400 commits nothing else.
             respond(exchange, 400, "{\"error\":\"" + e.getMessage().replace('"', '\'') + "\"}");
             return;
         } catch (SQLException e) {
+            // A 5xx: the transaction is rolled back and the key released, so a retry runs again.
             log.warn("order-http - placing the order for key {} failed: {}", key, e.toString());
             respond(exchange, 503, "{\"error\":\"database unavailable\"}");
             return;

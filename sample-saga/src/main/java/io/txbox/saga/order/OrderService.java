@@ -45,7 +45,7 @@ public final class OrderService extends SagaService {
         this.http = new OrderHttp(HttpIdempotency.builder(db.dataSource(), HTTP_CONSUMER)
                 .tables(db.tables())
                 .listener(deliveryListener())
-                .build(), db.dataSource(), this::placeOrder);
+                .build(), this::placeOrder);
     }
 
     /** The order service's own tables. */
@@ -69,8 +69,9 @@ public final class OrderService extends SagaService {
     }
 
     /**
-     * The business part of {@code POST /orders}, in the transaction that also records the
-     * Idempotency-Key: stores the order, its ACCEPTED event and the first saga step.
+     * The business part of {@code POST /orders}, in the transaction that also completes the
+     * Idempotency-Key's claim with the response: stores the order, its ACCEPTED event and the
+     * first saga step. Validates before it writes, so a refusal (400) commits nothing.
      *
      * @return the JSON body of the 201 response
      */
