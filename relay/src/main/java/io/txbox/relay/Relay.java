@@ -67,7 +67,7 @@ public interface Relay extends AutoCloseable {
     /** Default number of worker threads per relay: {@value}. */
     int DEFAULT_WORKERS = 2;
     /** Default rows per batch: {@value}. */
-    int DEFAULT_BATCH_SIZE = 500;
+    int DEFAULT_BATCH_SIZE = 2000;
     /** Largest accepted batch size: {@value}. */
     int MAX_BATCH_SIZE = 10_000;
     /** Default poll interval when idle: 200 ms. */

@@ -18,8 +18,9 @@ import java.util.Arrays;
  * and deleted.
  *
  * <pre>
- * java ... io.txbox.relay.DrainBenchmark kafka|rabbit [rows=100000] [workers=2] [batchSize=500]
+ * java ... io.txbox.relay.DrainBenchmark kafka|rabbit [rows=100000] [workers=2] [batchSize=2000]
  * </pre>
+ * {@code -Dbench.kafka.<property>=<value>} overrides a Kafka producer property.
  * PostgreSQL from TXBOX_TEST_JDBC_URL (default jdbc:postgresql://127.0.0.1:5432/test, user
  * postgres), Kafka from TXBOX_TEST_KAFKA or the testkit's shared broker, RabbitMQ on 127.0.0.1.
  */
@@ -71,7 +72,11 @@ public final class DrainBenchmark {
                 if (System.getenv("TXBOX_TEST_KAFKA") == null) {
                     KafkaBroker.shared().createTopic(topic, 8);
                 }
-                route = KafkaPublisher.builder().bootstrapServers(bootstrap).build().topic(topic);
+                KafkaPublisher.Builder kb = KafkaPublisher.builder().bootstrapServers(bootstrap);
+                // -Dbench.kafka.linger.ms=10 and the like override producer properties
+                System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith("bench.kafka."))
+                        .forEach(k -> kb.property(k.substring("bench.kafka.".length()), System.getProperty(k)));
+                route = kb.build().topic(topic);
             } else {
                 ConnectionFactory f = new ConnectionFactory();
                 f.setHost("127.0.0.1");
