@@ -1,0 +1,109 @@
+package io.txbox.bench;
+
+import io.txbox.outbox.Outbox;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+
+/**
+ * Writes outbox rows through {@link Outbox#sendAll}, {@code txSize} rows per transaction, on
+ * several threads. Row {@code i} has step key {@code o<i>:relay} and routing key {@code
+ * acct-<i mod 1000>}, so rows spread over every lane and Kafka partition.
+ */
+final class Backlog {
+    static final String STEP = "relay";
+
+    private Backlog() {}
+
+    static OutboxMessage message(long i, String destination, byte[] payload) {
+        return OutboxMessage.builder(StepKey.of("o" + i, STEP), destination)
+                .routingKey("acct-" + (i % 1000))
+                .payload(payload)
+                .build();
+    }
+
+    /**
+     * Inserts rows {@code [from, from + n)}; returns rows per second. {@code ratePerSec} &gt; 0
+     * paces the writers; 0 writes as fast as the database takes it.
+     */
+    static double fill(DataSource ds, Outbox outbox, String destination, long from, long n, int threads, int txSize,
+            byte[] payload, double ratePerSec, Timeline line) throws InterruptedException {
+        AtomicLong next = new AtomicLong(from);
+        long end = from + n;
+        List<Thread> workers = new ArrayList<>();
+        AtomicLong failures = new AtomicLong();
+        long t0 = System.nanoTime();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                List<OutboxMessage> batch = new ArrayList<>(txSize);
+                while (true) {
+                    long first = next.getAndAdd(txSize);
+                    if (first >= end) {
+                        return;
+                    }
+                    long last = Math.min(end, first + txSize);
+                    if (ratePerSec > 0) {
+                        // pace: row `first` is due at t0 + (first - from) / rate
+                        long due = t0 + (long) ((first - from) / ratePerSec * 1e9);
+                        long wait = due - System.nanoTime();
+                        if (wait > 0) {
+                            java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                        }
+                    }
+                    batch.clear();
+                    for (long i = first; i < last; i++) {
+                        batch.add(message(i, destination, payload));
+                    }
+                    for (int attempt = 0; ; attempt++) {
+                        try (Connection c = ds.getConnection()) {
+                            c.setAutoCommit(false);
+                            try {
+                                if (batch.size() == 1) {
+                                    outbox.send(c, batch.get(0));
+                                } else {
+                                    outbox.sendAll(c, batch);
+                                }
+                                c.commit();
+                            } catch (SQLException | RuntimeException e) {
+                                c.rollback();
+                                throw e;
+                            }
+                            break;
+                        } catch (SQLException | RuntimeException e) {
+                            // a fault-injection run breaks connections on purpose: write the batch again
+                            if (failures.incrementAndGet() % 100 == 1) {
+                                System.err.println("outbox write failed (retrying): " + e);
+                            }
+                            if (attempt > 1000) {
+                                throw new IllegalStateException("outbox write keeps failing", e);
+                            }
+                            sleep(50);
+                        }
+                    }
+                    if (line != null) {
+                        line.record(last - first);
+                    }
+                }
+            }, "writer-" + t);
+            th.start();
+            workers.add(th);
+        }
+        for (Thread th : workers) {
+            th.join();
+        }
+        return n / ((System.nanoTime() - t0) / 1e9);
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,166 @@
+package io.txbox.bench;
+
+import com.rabbitmq.client.BuiltinExchangeType;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.DefaultConsumer;
+import com.rabbitmq.client.Envelope;
+import com.rabbitmq.client.AMQP;
+import io.txbox.relay.Route;
+import io.txbox.relay.kafka.KafkaPublisher;
+import io.txbox.relay.rabbitmq.RabbitPublisher;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Where a relay scenario's messages go and how they are read back: a fresh Kafka topic, or a
+ * fresh RabbitMQ exchange with one durable queue bound to it. Removed again at the end.
+ */
+abstract class Destination implements AutoCloseable {
+    /** The outbox destination name (the txbox side), also the topic or exchange name. */
+    final String name;
+
+    Destination(String name) {
+        this.name = name;
+    }
+
+    static Destination create(Broker broker, BenchEnv env, String hint, Map<String, String> producerOverrides) throws Exception {
+        String name = "bench-" + hint + "-" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 30, 1L << 31), 36);
+        return broker == Broker.KAFKA ? new KafkaDestination(env, name, producerOverrides) : new RabbitDestination(env, name);
+    }
+
+    /** A route for the relay, with its own publisher (closed by the relay). */
+    abstract Route route();
+
+    /**
+     * Reads back everything published so far until {@code expected} distinct step keys were
+     * seen or nothing new came for {@code idle}.
+     */
+    abstract KafkaAdmin.ReadBack readBack(long expected, Duration idle) throws Exception;
+
+    abstract String describe();
+
+    @Override
+    public void close() throws Exception {}
+
+    static final class KafkaDestination extends Destination {
+        private final BenchEnv env;
+        private final Map<String, String> overrides;
+
+        KafkaDestination(BenchEnv env, String name, Map<String, String> overrides) {
+            super(name);
+            this.env = env;
+            this.overrides = overrides;
+            env.createTopic(name, 4);
+        }
+
+        @Override
+        Route route() {
+            KafkaPublisher.Builder b = KafkaPublisher.builder().bootstrapServers(env.kafkaBootstrap());
+            overrides.forEach(b::property);
+            return b.build().topic(name);
+        }
+
+        @Override
+        KafkaAdmin.ReadBack readBack(long expected, Duration idle) {
+            return KafkaAdmin.readBack(env.kafkaBootstrap(), name, null, expected, idle);
+        }
+
+        @Override
+        String describe() {
+            return "Kafka topic " + name + " (4 partitions) at " + env.kafkaBootstrap();
+        }
+    }
+
+    static final class RabbitDestination extends Destination {
+        private final BenchEnv env;
+        private final Connection admin;
+
+        RabbitDestination(BenchEnv env, String name) throws Exception {
+            super(name);
+            this.env = env;
+            this.admin = env.rabbit().newConnection("txbox-bench-admin");
+            try (Channel ch = admin.createChannel()) {
+                ch.exchangeDeclare(name, BuiltinExchangeType.FANOUT, true);
+                ch.queueDeclare(name, true, false, false, Map.of("x-queue-type", "classic"));
+                ch.queueBind(name, name, "");
+            }
+        }
+
+        @Override
+        Route route() {
+            return RabbitPublisher.builder().connectionFactory(env.rabbit()).connectionName("txbox-bench-relay").build()
+                    .exchange(name);
+        }
+
+        @Override
+        KafkaAdmin.ReadBack readBack(long expected, Duration idle) throws Exception {
+            Set<String> seen = new HashSet<>((int) Math.min(Integer.MAX_VALUE, expected * 2));
+            AtomicLong total = new AtomicLong();
+            AtomicLong lastNew = new AtomicLong(System.nanoTime());
+            Channel ch = admin.createChannel();
+            try {
+                ch.basicQos(2000);
+                String tag = ch.basicConsume(name, false, new DefaultConsumer(ch) {
+                    @Override
+                    public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties props, byte[] body)
+                            throws IOException {
+                        total.incrementAndGet();
+                        Object key = props.getHeaders() == null ? null : props.getHeaders().get(RabbitPublisher.IDEMPOTENCY_HEADER);
+                        synchronized (seen) {
+                            if (key != null && seen.add(key.toString())) {
+                                lastNew.set(System.nanoTime());
+                            }
+                        }
+                        if (envelope.getDeliveryTag() % 500 == 0) {
+                            getChannel().basicAck(envelope.getDeliveryTag(), true);
+                        }
+                    }
+                });
+                while (true) {
+                    synchronized (seen) {
+                        if (seen.size() >= expected) {
+                            break;
+                        }
+                    }
+                    if (System.nanoTime() - lastNew.get() > idle.toNanos()) {
+                        break;
+                    }
+                    Thread.sleep(50);
+                }
+                ch.basicCancel(tag);
+            } finally {
+                try {
+                    ch.close();
+                } catch (Exception ignored) {
+                    // unacked tail goes back to the queue, which is deleted anyway
+                }
+            }
+            long distinct;
+            synchronized (seen) {
+                distinct = seen.size();
+            }
+            return new KafkaAdmin.ReadBack(total.get(), distinct, Math.max(0, expected - distinct));
+        }
+
+        @Override
+        String describe() {
+            return "RabbitMQ fanout exchange " + name + " -> durable classic queue " + name;
+        }
+
+        @Override
+        public void close() throws Exception {
+            try (Channel ch = admin.createChannel()) {
+                ch.queueDelete(name);
+                ch.exchangeDelete(name);
+            } finally {
+                admin.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,235 @@
+package io.txbox.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.inbox.Inbox;
+import io.txbox.outbox.Outbox;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import io.txbox.relay.Relay;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * e2e-latency: from the commit of an outbox send to the commit of the receiving inbox
+ * transaction, at a fixed rate ({@code --rate}, default 1,000 msg/s, for {@code --seconds},
+ * default 60, after {@code --warmup} seconds that are not counted). Sender, relay (woken by the
+ * send) and consumers share this JVM, so both ends read the same {@link System#nanoTime} clock.
+ *
+ * <p>The send schedule is fixed in advance and latency is measured from the actual commit, so a
+ * slow sender shows up as a lower achieved rate (reported), not as hidden queueing.
+ */
+final class E2eLatency extends Scenario {
+    private double rate;
+    private int seconds;
+    private int warmup;
+    private int senders;
+    private int consumers;
+    private int payloadSize;
+    private String consumerKind;
+    private RelayRun relayRun;
+    private long lost = -1;
+
+    @Override
+    void configure(Options o) {
+        rate = o.doubleValue("rate", 1000);
+        seconds = o.intValue("seconds", 60);
+        warmup = o.intValue("warmup", 5);
+        senders = o.intValue("senders", 4);
+        consumers = o.intValue("consumers", 4);
+        payloadSize = o.intValue("payload", 400);
+        consumerKind = o.string("consumer", "library");
+        if (!consumerKind.equals("library") && !consumerKind.equals("plain")) {
+            throw new Options.UsageException("--consumer must be library (txbox's KafkaInboxConsumer) or plain, but was '"
+                    + consumerKind + "'");
+        }
+        relayRun = new RelayRun(o);
+        if (rate <= 0 || seconds < 1) {
+            throw new Options.UsageException("--rate and --seconds must be positive");
+        }
+    }
+
+    @Override
+    boolean failedCorrectness() {
+        return lost != 0;
+    }
+
+    @Override
+    void run() throws Exception {
+        HikariDataSource sendDs = env.pool("senders", senders, false);
+        HikariDataSource relayDs = env.pool("relay", relayRun.workers + 1);
+        HikariDataSource recvDs = env.pool("receivers", consumers, false);
+        Outbox outbox = Outbox.builder().tables(env.tables).build();
+        Inbox inbox = Inbox.builder("bench-receiver").tables(env.tables).build();
+        byte[] payload = payload(payloadSize);
+        int total = (int) Math.round(rate * (warmup + seconds));
+        int firstMeasured = (int) Math.round(rate * warmup);
+
+        // per message: the send commit time, then the latency once the receiver committed
+        Meeting meet = new Meeting();
+        Recorder latency = new Recorder(3);
+        long start = System.nanoTime();
+        Timeline sentLine = new Timeline("sent", start);
+        Timeline recvLine = new Timeline("received", start);
+        AtomicLongArray maxPerSecond = new AtomicLongArray(warmup + seconds + 120);
+        AtomicLong measured = new AtomicLong();
+        AtomicLong received = new AtomicLong();
+
+        try (Destination dest = Destination.create(Broker.KAFKA, env, "e2e", relayRun.producer)) {
+            log("%s; %,.0f msg/s for %d s after %d s warm-up; %d senders, %d consumers", dest.describe(), rate, seconds,
+                    warmup, senders, consumers);
+            RelayCounter counter = new RelayCounter(null);
+            Relay relay = relayRun.build(relayDs, env, dest, counter, outbox, "bench-e2e");
+            relay.start();
+            InboxConsumer.OnCommit onCommit = (key, first, nanos) -> {
+                if (!first) {
+                    return;
+                }
+                received.incrementAndGet();
+                recvLine.record(1);
+                long sent = meet.arrive(key, false, nanos);
+                if (sent != 0) {
+                    record(key, nanos - sent, firstMeasured, latency, measured, maxPerSecond, start);
+                }
+            };
+            try (Receivers consumer = consumerKind.equals("plain")
+                    ? Receivers.plain(env.kafkaBootstrap(), dest.name, consumers, recvDs, inbox, onCommit)
+                    : Receivers.library(env.kafkaBootstrap(), dest.name, consumers, recvDs, inbox, onCommit)) {
+                long t0 = System.nanoTime() + 50_000_000L;
+                AtomicLong next = new AtomicLong();
+                AtomicLong sendErrors = new AtomicLong();
+                AtomicLong late = new AtomicLong();
+                List<Thread> threads = new ArrayList<>();
+                for (int s = 0; s < senders; s++) {
+                    Thread th = new Thread(() -> {
+                        while (true) {
+                            long i = next.getAndIncrement();
+                            if (i >= total) {
+                                return;
+                            }
+                            long due = t0 + (long) (i / rate * 1e9);
+                            long wait = due - System.nanoTime();
+                            if (wait > 0) {
+                                LockSupport.parkNanos(wait);
+                            } else if (wait < -10_000_000L) {
+                                late.incrementAndGet();
+                            }
+                            String key = "e" + i;
+                            OutboxMessage m = OutboxMessage.builder(StepKey.of(key, "e2e"), dest.name)
+                                    .routingKey(key).payload(payload).build();
+                            try (Connection c = sendDs.getConnection()) {
+                                outbox.send(c, m);
+                                c.commit();
+                            } catch (SQLException | RuntimeException e) {
+                                sendErrors.incrementAndGet();
+                                continue;
+                            }
+                            long committed = System.nanoTime();
+                            sentLine.record(1);
+                            String stepKey = m.stepKey().value();
+                            long recv = meet.arrive(stepKey, true, committed);
+                            if (recv != 0) {
+                                record(stepKey, recv - committed, firstMeasured, latency, measured, maxPerSecond, start);
+                            }
+                        }
+                    }, "sender-" + s);
+                    th.start();
+                    threads.add(th);
+                }
+                for (Thread th : threads) {
+                    th.join();
+                }
+                double sendSecs = (System.nanoTime() - t0) / 1e9;
+                long expected = total - sendErrors.get();
+                long waitEnd = System.nanoTime() + 30_000_000_000L;
+                while (received.get() < expected && System.nanoTime() < waitEnd) {
+                    Thread.sleep(20);
+                }
+                lost = expected - received.get();
+                relay.close();
+                Histogram h = latency.getIntervalHistogram();
+                report.figure("p50_ms", ms(h.getValueAtPercentile(50)), "ms")
+                        .figure("p99_ms", ms(h.getValueAtPercentile(99)), "ms")
+                        .figure("p999_ms", ms(h.getValueAtPercentile(99.9)), "ms")
+                        .figure("max_ms", ms(h.getMaxValue()), "ms")
+                        .figure("mean_ms", Report.round(h.getMean() / 1000.0, 2), "ms")
+                        .figure("measured", h.getTotalCount(), "msgs")
+                        .figure("achieved_rate", Report.round(total / sendSecs, 1), "msg/s")
+                        .figure("late_sends", late.get(), "msgs")
+                        .figure("send_errors", sendErrors.get(), "msgs")
+                        .figure("lost", lost, "msgs")
+                        .figure("duplicates_absorbed", consumer.duplicates(), "msgs")
+                        .target("p99_ms", "<=", 25)
+                        .target("lost", "==", 0);
+                report.note("late_sends: sends that started more than 10 ms after their slot (sender or pool saturated)");
+                double[] xs = new double[maxPerSecond.length()];
+                double[] ys = new double[xs.length];
+                int last = 0;
+                for (int i = 0; i < xs.length; i++) {
+                    xs[i] = i;
+                    ys[i] = maxPerSecond.get(i) / 1000.0;
+                    if (ys[i] > 0) {
+                        last = i;
+                    }
+                }
+                html.paragraph(String.format("%,.0f msg/s for %d s (+%d s warm-up), Kafka, %d senders, %d " + consumerKind + " consumers:"
+                                + " p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms.", rate, seconds, warmup, senders,
+                                consumers, ms(h.getValueAtPercentile(50)), ms(h.getValueAtPercentile(99)),
+                                ms(h.getValueAtPercentile(99.9)), ms(h.getMaxValue())))
+                        .percentiles("Send commit to receive commit", List.of("e2e latency"), List.of(h), 1000.0, "ms")
+                        .timeline("Messages per second", "msg/s", List.of(sentLine.series(0), recvLine.series(0)))
+                        .timeline("Highest latency per second", "ms", List.of(new Html.Series("max latency",
+                                java.util.Arrays.copyOf(xs, last + 1), java.util.Arrays.copyOf(ys, last + 1))));
+            }
+        }
+    }
+
+    /**
+     * Where the two commit times of a message meet: whichever end arrives second gets the
+     * other's time back (the map holds a message only while one end is missing).
+     */
+    static final class Meeting {
+        private final ConcurrentHashMap<String, long[]> waiting = new ConcurrentHashMap<>();
+
+        /** Returns the other end's time, or 0 if this end is first. */
+        long arrive(String key, boolean sender, long nanos) {
+            long[] other = new long[1];
+            waiting.compute(key, (k, v) -> {
+                if (v == null) {
+                    return new long[] {sender ? 1 : 0, nanos};
+                }
+                if ((v[0] == 1) == sender) {
+                    return v; // the same end twice (a redelivery): keep the first
+                }
+                other[0] = v[1];
+                return null;
+            });
+            return other[0];
+        }
+    }
+
+    private static void record(String key, long nanos, int firstMeasured, Recorder latency, AtomicLong measured,
+            AtomicLongArray maxPerSecond, long start) {
+        long index = Long.parseLong(key.substring(1, key.indexOf(':')));
+        if (index < firstMeasured) {
+            return;
+        }
+        long micros = Math.max(0, nanos / 1000);
+        latency.recordValue(micros);
+        measured.incrementAndGet();
+        int sec = (int) Math.min(maxPerSecond.length() - 1, (System.nanoTime() - start) / 1_000_000_000L);
+        maxPerSecond.accumulateAndGet(sec, micros, Math::max);
+    }
+
+    private static double ms(long micros) {
+        return InboxOverhead.ms(micros);
+    }
+}

@@ -1,0 +1,118 @@
+package io.txbox.bench;
+
+import io.txbox.outbox.Outbox;
+import io.txbox.relay.Relay;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/** Relay settings a scenario may vary, and building a relay with them. */
+final class RelayRun {
+    final int workers;
+    final int batchSize;
+    final Duration pollInterval;
+    final Map<String, String> producer;
+    final Duration laneLease;
+    private long warmupRows;
+
+    RelayRun(Options o) {
+        workers = o.intValue("workers", Relay.DEFAULT_WORKERS);
+        batchSize = o.intValue("batch", Relay.DEFAULT_BATCH_SIZE);
+        pollInterval = Duration.ofMillis(o.longValue("poll-ms", Relay.DEFAULT_POLL_INTERVAL.toMillis()));
+        producer = parseProps(o.string("producer", ""));
+        laneLease = Duration.ofSeconds(o.longValue("lane-lease-s", Relay.DEFAULT_LANE_LEASE.toSeconds()));
+    }
+
+    /** {@code linger.ms=10,batch.size=65536}: Kafka producer overrides for experiments. */
+    static Map<String, String> parseProps(String s) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (String part : s.split(",")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            int eq = part.indexOf('=');
+            if (eq <= 0) {
+                throw new Options.UsageException("--producer wants key=value[,key=value], got '" + part + "'");
+            }
+            m.put(part.substring(0, eq).trim(), part.substring(eq + 1).trim());
+        }
+        return m;
+    }
+
+    Relay build(DataSource ds, BenchEnv env, Destination dest, RelayCounter counter, Outbox wakeOn, String id) {
+        Relay.Builder b = Relay.builder()
+                .dataSource(ds)
+                .tables(env.tables)
+                .route(dest.name, dest.route())
+                .workers(workers)
+                .batchSize(batchSize)
+                .pollInterval(pollInterval)
+                .relayId(id)
+                .laneLease(laneLease)
+                .publishTimeout(laneLease.compareTo(Relay.DEFAULT_PUBLISH_TIMEOUT.multipliedBy(2)) >= 0
+                        ? Relay.DEFAULT_PUBLISH_TIMEOUT : laneLease.dividedBy(2))
+                .listener(counter);
+        if (wakeOn != null) {
+            b.wakeOn(wakeOn);
+        }
+        return b.build();
+    }
+
+    /** Reads {@code --warmup-rows} (default 50,000); only scenarios that call {@link #warmup} read it. */
+    RelayRun withWarmup(Options o) {
+        warmupRows = o.longValue("warmup-rows", 50_000);
+        return this;
+    }
+
+    /**
+     * Drains {@link #warmupRows} rows through a throw-away destination before anything is
+     * measured, so the JIT has compiled the claim, publish and delete paths: without it a short
+     * drain (10,000 rows take about a second) measures the interpreter, not the relay.
+     */
+    void warmup(BenchEnv env, DataSource writers, DataSource relayDs, Outbox outbox, Broker broker) throws Exception {
+        if (warmupRows <= 0) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        try (Destination dest = Destination.create(broker, env, "warmup", producer)) {
+            byte[] payload = Scenario.payload(400);
+            Backlog.fill(writers, outbox, dest.name, -warmupRows - 1, warmupRows, 2, 1000, payload, 0, null);
+            RelayCounter counter = new RelayCounter(null);
+            counter.target(warmupRows);
+            Relay relay = build(relayDs, env, dest, counter, null, "bench-warmup");
+            relay.start();
+            counter.await(Duration.ofSeconds(60));
+            relay.close();
+        }
+        vacuum(env);
+        Scenario.log("warm-up: %,d rows written and drained in %.1f s (not measured)", warmupRows, (System.nanoTime() - t0) / 1e9);
+    }
+
+    static long outboxRows(BenchEnv env) throws SQLException {
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM " + env.outboxTable())) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    static long deadRows(BenchEnv env) throws SQLException {
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM " + env.tables.qualified(env.tables.outboxDeadTable()))) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** VACUUM ANALYZE the outbox, as autovacuum would soon after a bulk load. */
+    static void vacuum(BenchEnv env) throws SQLException {
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
+            s.execute("VACUUM ANALYZE " + env.outboxTable());
+        }
+    }
+}

@@ -1,0 +1,141 @@
+package io.txbox.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.outbox.Outbox;
+import io.txbox.relay.Relay;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.HdrHistogram.Histogram;
+
+/**
+ * relay-kafka, relay-rabbitmq: how fast the relay empties the outbox.
+ *
+ * <p>{@code --mode drain} (default): {@code --rows} rows (default 200,000, 400-byte payloads)
+ * are written first, then the relay starts; the figure is rows / time until the last one was
+ * confirmed and deleted. {@code --mode concurrent}: the relay runs from the start while
+ * {@code --writers} threads insert the same number of rows ({@code --tx-size} per transaction,
+ * paced to {@code --rate} rows/s if set); the figure is rows / time from the first insert to
+ * the last delete. Either way everything is read back from the broker: lost = rows never seen.
+ */
+final class RelayThroughput extends Scenario {
+    private final Broker broker;
+    private long rows;
+    private String mode;
+    private int payloadSize;
+    private int fillThreads;
+    private int txSize;
+    private double rate;
+    private RelayRun relayRun;
+    private boolean traceSql;
+    private long lost = -1;
+
+    RelayThroughput(Broker broker) {
+        this.broker = broker;
+    }
+
+    @Override
+    void configure(Options o) {
+        rows = o.longValue("rows", 200_000);
+        mode = o.string("mode", "drain");
+        if (!mode.equals("drain") && !mode.equals("concurrent")) {
+            throw new Options.UsageException("--mode must be drain or concurrent, but was '" + mode + "'");
+        }
+        payloadSize = o.intValue("payload", 400);
+        fillThreads = o.intValue("writers", mode.equals("drain") ? 2 : 4);
+        txSize = o.intValue("tx-size", mode.equals("drain") ? 1000 : 10);
+        rate = o.doubleValue("rate", 0);
+        relayRun = new RelayRun(o).withWarmup(o);
+        traceSql = o.flag("trace-sql");
+    }
+
+    @Override
+    boolean failedCorrectness() {
+        return lost != 0;
+    }
+
+    @Override
+    void run() throws Exception {
+        HikariDataSource writers = env.pool("writers", fillThreads);
+        HikariDataSource relayPool = env.pool("relay", relayRun.workers + 1);
+        SqlTiming timing = traceSql ? new SqlTiming() : null;
+        javax.sql.DataSource relayDs = timing != null ? timing.wrap(relayPool) : relayPool;
+        Outbox outbox = Outbox.builder().tables(env.tables).build();
+        byte[] payload = payload(payloadSize);
+        relayRun.warmup(env, writers, relayDs, outbox, broker);
+        try (Destination dest = Destination.create(broker, env, broker.id, relayRun.producer)) {
+            log("%s, mode %s, %,d rows of %d B", dest.describe(), mode, rows, payloadSize);
+            long start = System.nanoTime();
+            Timeline writeLine = new Timeline("written", start);
+            Timeline pubLine = new Timeline("published", start);
+            RelayCounter counter = new RelayCounter(pubLine);
+            counter.target(rows);
+            double fillRate;
+            long t0;
+            long writersDone = 0;
+            long backlogAtEnd = 0;
+            Relay relay;
+            if (mode.equals("drain")) {
+                fillRate = Backlog.fill(writers, outbox, dest.name, 0, rows, fillThreads, txSize, payload, 0, writeLine);
+                log("backlog of %,d rows written at %,.0f rows/s", rows, fillRate);
+                RelayRun.vacuum(env);
+                relay = relayRun.build(relayDs, env, dest, counter, null, "bench-relay");
+                t0 = System.nanoTime();
+                relay.start();
+                counter.await(Duration.ofSeconds(60));
+            } else {
+                relay = relayRun.build(relayDs, env, dest, counter, outbox, "bench-relay");
+                relay.start();
+                t0 = System.nanoTime();
+                fillRate = Backlog.fill(writers, outbox, dest.name, 0, rows, fillThreads, txSize, payload, rate, writeLine);
+                writersDone = System.nanoTime();
+                backlogAtEnd = rows - counter.published.get();
+                log("%,d rows written at %,.0f rows/s while the relay ran; %,d not yet published", rows, fillRate, backlogAtEnd);
+                counter.await(Duration.ofSeconds(60));
+            }
+            double secs = (counter.reachedAt() - t0) / 1e9;
+            double msgsPerSec = rows / secs;
+            relay.close();
+            long left = RelayRun.outboxRows(env);
+            log("relay done: %,.0f msg/s over %.1f s; %d rows left in the outbox; reading back", msgsPerSec, secs, left);
+            KafkaAdmin.ReadBack back = dest.readBack(rows, Duration.ofSeconds(15));
+            lost = back.lost() + left;
+            Histogram batchLatency = counter.batchLatencyMicros.getIntervalHistogram();
+
+            report.figure("msgs_per_sec", Report.round(msgsPerSec, 0), "msg/s")
+                    .figure("seconds", Report.round(secs, 2), "s")
+                    .figure("rows", rows, "rows")
+                    .figure("lost", lost, "msgs")
+                    .figure("duplicates_read_back", back.duplicates(), "msgs")
+                    .figure("write_rows_per_sec", Report.round(fillRate, 0), "rows/s")
+                    .figure("batches", counter.batches.get(), "")
+                    .figure("batch_publish_p50_ms", InboxOverhead.ms(batchLatency.getValueAtPercentile(50)), "ms")
+                    .figure("batch_publish_p99_ms", InboxOverhead.ms(batchLatency.getValueAtPercentile(99)), "ms")
+                    .figure("publish_failures", counter.failed.get(), "msgs")
+                    .figure("dead_lettered", counter.dead.get(), "msgs");
+            if (writersDone != 0) {
+                // how far the relay lagged behind the writers: rows still waiting when the last
+                // write committed, and how long it then took to publish them
+                report.figure("backlog_when_writers_done", backlogAtEnd, "rows")
+                        .figure("drain_after_writers_s", Report.round(Math.max(0, counter.reachedAt() - writersDone) / 1e9, 2), "s");
+            }
+            report.target("msgs_per_sec", ">=", broker == Broker.KAFKA ? 50_000 : 20_000);
+            report.target("lost", "==", 0);
+            report.note(dest.describe());
+            if (timing != null) {
+                report.detail("relay_sql", timing.summary());
+                report.note("traced run (--trace-sql): relay database time per statement follows");
+                System.out.print(timing.table());
+                html.heading("Relay database time per statement").pre(timing.table());
+            }
+            List<Html.Series> series = new ArrayList<>();
+            series.add(pubLine.series(0));
+            series.add(writeLine.series(0));
+            html.paragraph(String.format("%s, mode %s: %,d rows of %d B drained at %,.0f msg/s (%.1f s); lost %d.",
+                            broker.id, mode, rows, payloadSize, msgsPerSec, secs, lost))
+                    .timeline("Rows per second: written to the outbox, published by the relay", "rows/s", series)
+                    .percentiles("Relay batch latency (first send to last broker confirmation)", List.of("batch"),
+                            List.of(batchLatency), 1000.0, "ms");
+        }
+    }
+}

@@ -1,0 +1,263 @@
+package io.txbox.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.inbox.Inbox;
+import io.txbox.outbox.Outbox;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import io.txbox.relay.Relay;
+import io.txbox.testkit.PrivateKafkaBroker;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * soak: the relay path under random faults for {@code --minutes}. Writers send at {@code --rate}
+ * msg/s through the outbox, each in a transaction that also records the key in {@code sent};
+ * the relay publishes to a private Kafka broker; consumers run every record through an inbox
+ * and insert one business row per first delivery. Every {@code --fault-every} seconds (±50%)
+ * one fault from {@code --faults} strikes:
+ *
+ * <ul>
+ *   <li>{@code relay}: the relay's database sessions are terminated and the relay is closed
+ *       mid-flight, then a new relay (new id) starts;
+ *   <li>{@code db}: every database session of this run is terminated (writers, relay, consumers);
+ *   <li>{@code kafka}: the broker is killed ({@code SIGKILL}) and restarted on the same address.
+ * </ul>
+ *
+ * <p>At the end, with the writers stopped and the pipeline drained: lost = keys committed in
+ * {@code sent} without a business row, double_effects = keys with more than one business row.
+ * Both must be 0; the run exits with code 2 otherwise.
+ */
+final class Soak extends Scenario {
+    private double minutes;
+    private double rate;
+    private double faultEvery;
+    private List<String> faults;
+    private int payloadSize;
+    private RelayRun relayRun;
+    private long lost = -1;
+    private long doubles = -1;
+
+    @Override
+    void configure(Options o) {
+        minutes = o.doubleValue("minutes", 5);
+        rate = o.doubleValue("rate", 200);
+        faultEvery = o.doubleValue("fault-every", 10);
+        faults = List.of(o.string("faults", "relay,db,kafka").split(","));
+        for (String f : faults) {
+            if (!List.of("relay", "db", "kafka").contains(f)) {
+                throw new Options.UsageException("--faults takes relay, db, kafka; got '" + f + "'");
+            }
+        }
+        payloadSize = o.intValue("payload", 400);
+        relayRun = new RelayRun(o);
+    }
+
+    @Override
+    boolean failedCorrectness() {
+        return lost != 0 || doubles != 0;
+    }
+
+    @Override
+    void run() throws Exception {
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE " + env.q("sent") + " (message_key text PRIMARY KEY)");
+        }
+        // the broker is only ours to kill when kafka faults are on; otherwise --kafka is honoured
+        PrivateKafkaBroker broker = faults.contains("kafka") ? env.privateBroker() : null;
+        HikariDataSource writeDs = env.pool("writers", 4, false);
+        HikariDataSource relayDs = env.pool("relay", relayRun.workers + 1);
+        HikariDataSource recvDs = env.pool("receivers", 2, false);
+        Outbox outbox = Outbox.builder().tables(env.tables).build();
+        Inbox inbox = Inbox.builder("bench-soak").tables(env.tables).build();
+        byte[] payload = payload(payloadSize);
+        long start = System.nanoTime();
+        Timeline sentLine = new Timeline("sent", start);
+        Timeline pubLine = new Timeline("published", start);
+        Timeline recvLine = new Timeline("received (first)", start);
+        RelayCounter counter = new RelayCounter(pubLine);
+        Map<String, Integer> injected = new LinkedHashMap<>();
+        List<String> faultLog = new ArrayList<>();
+
+        try (Destination dest = Destination.create(Broker.KAFKA, env, "soak", relayRun.producer)) {
+            Relay[] relay = {relayRun.build(relayDs, env, dest, counter, outbox, "bench-soak-0")};
+            relay[0].start();
+            InboxConsumer consumer = new InboxConsumer(env.kafkaBootstrap(), dest.name, 4, 2, recvDs, inbox,
+                    (key, first, nanos) -> {
+                        if (first) {
+                            recvLine.record(1);
+                        }
+                    });
+            consumer.awaitAssigned(Duration.ofSeconds(30));
+            AtomicBoolean writing = new AtomicBoolean(true);
+            AtomicLong committed = new AtomicLong();
+            AtomicLong writeErrors = new AtomicLong();
+            long t0 = System.nanoTime();
+            long end = t0 + (long) (minutes * 60e9);
+            List<Thread> writers = new ArrayList<>();
+            AtomicLong next = new AtomicLong();
+            for (int w = 0; w < 4; w++) {
+                Thread th = new Thread(() -> {
+                    while (writing.get()) {
+                        long i = next.getAndIncrement();
+                        long due = t0 + (long) (i / rate * 1e9);
+                        if (due > end) {
+                            return;
+                        }
+                        long wait = due - System.nanoTime();
+                        if (wait > 0) {
+                            LockSupport.parkNanos(wait);
+                        }
+                        String key = "s" + i;
+                        OutboxMessage m = OutboxMessage.builder(StepKey.of(key, "soak"), dest.name).routingKey("acct-" + (i % 100))
+                                .payload(payload).build();
+                        // retried until it commits; a retry after an unknown commit outcome is a no-op
+                        for (int attempt = 0; writing.get() && attempt < 100; attempt++) {
+                            try (Connection c = writeDs.getConnection()) {
+                                try {
+                                    outbox.send(c, m);
+                                    try (PreparedStatement ps = c.prepareStatement(
+                                            "INSERT INTO sent (message_key) VALUES (?) ON CONFLICT DO NOTHING")) {
+                                        ps.setString(1, m.stepKey().value());
+                                        ps.executeUpdate();
+                                    }
+                                    c.commit();
+                                } catch (SQLException | RuntimeException e) {
+                                    try {
+                                        c.rollback();
+                                    } catch (SQLException ignored) {
+                                        // broken connection
+                                    }
+                                    throw e;
+                                }
+                                committed.incrementAndGet();
+                                sentLine.record(1);
+                                break;
+                            } catch (SQLException | RuntimeException e) {
+                                writeErrors.incrementAndGet();
+                                Backlog.sleep(100);
+                            }
+                        }
+                    }
+                }, "soak-writer-" + w);
+                th.start();
+                writers.add(th);
+            }
+
+            int generation = 1;
+            ThreadLocalRandom rnd = ThreadLocalRandom.current();
+            while (System.nanoTime() < end) {
+                long pause = (long) (faultEvery * 1000 * (0.5 + rnd.nextDouble()));
+                Thread.sleep(Math.max(1, Math.min(pause, (end - System.nanoTime()) / 1_000_000)));
+                if (System.nanoTime() >= end) {
+                    break;
+                }
+                String fault = faults.get(rnd.nextInt(faults.size()));
+                double at = (System.nanoTime() - start) / 1e9;
+                injected.merge(fault, 1, Integer::sum);
+                switch (fault) {
+                    case "relay" -> {
+                        int killed = terminate("relay");
+                        relay[0].close();
+                        relay[0] = relayRun.build(relayDs, env, dest, counter, outbox, "bench-soak-" + generation++);
+                        relay[0].start();
+                        faultLog.add(String.format("%.1f s: relay killed (%d sessions) and replaced", at, killed));
+                    }
+                    case "db" -> {
+                        int killed = terminate(null);
+                        faultLog.add(String.format("%.1f s: %d database sessions terminated", at, killed));
+                    }
+                    case "kafka" -> {
+                        broker.kill();
+                        Thread.sleep(1000 + rnd.nextInt(3000));
+                        long r0 = System.nanoTime();
+                        broker.restart();
+                        faultLog.add(String.format("%.1f s: Kafka broker killed and restarted (%.1f s to restart)", at,
+                                (System.nanoTime() - r0) / 1e9));
+                    }
+                    default -> throw new IllegalStateException(fault);
+                }
+                log("fault: %s", faultLog.get(faultLog.size() - 1));
+            }
+            writing.set(false);
+            for (Thread th : writers) {
+                th.join();
+            }
+            log("writers stopped after %,d commits (%,d write errors); draining", committed.get(), writeErrors.get());
+            long sent = count("SELECT count(*) FROM sent");
+            long drainEnd = System.nanoTime() + 180_000_000_000L;
+            while (System.nanoTime() < drainEnd) {
+                if (count("SELECT count(*) FROM " + env.outboxTable()) == 0
+                        && count("SELECT count(DISTINCT message_key) FROM business") >= sent) {
+                    break;
+                }
+                Thread.sleep(200);
+            }
+            Thread.sleep(2000); // let any redelivery in flight land, to catch a late double effect
+            relay[0].close();
+            consumer.close();
+            lost = count("SELECT count(*) FROM sent s WHERE NOT EXISTS (SELECT 1 FROM business b WHERE b.message_key = s.message_key)");
+            doubles = count("SELECT count(*) FROM (SELECT message_key FROM business GROUP BY message_key HAVING count(*) > 1) d");
+            long deadRows = RelayRun.deadRows(env);
+            long left = count("SELECT count(*) FROM " + env.outboxTable());
+            double secs = (System.nanoTime() - t0) / 1e9;
+            report.figure("lost", lost, "msgs")
+                    .figure("double_effects", doubles, "msgs")
+                    .figure("sent", sent, "msgs")
+                    .figure("published_reported", counter.published.get(), "msgs")
+                    .figure("duplicates_absorbed", consumer.duplicates.get(), "msgs")
+                    .figure("outbox_left", left, "rows")
+                    .figure("dead_lettered", deadRows, "rows")
+                    .figure("faults", faultLog.size(), "")
+                    .figure("write_errors", writeErrors.get(), "")
+                    .figure("consumer_restarts", consumer.errors.get(), "")
+                    .figure("seconds", Report.round(secs, 1), "s")
+                    .detail("faults_by_kind", injected)
+                    .detail("fault_log", faultLog)
+                    .target("lost", "==", 0)
+                    .target("double_effects", "==", 0);
+            html.paragraph(String.format("%.1f min at %.0f msg/s with faults %s every ~%.0f s: sent %,d, lost %d, double effects %d,"
+                            + " duplicates absorbed by the inbox %,d.", minutes, rate, faults, faultEvery, sent, lost, doubles,
+                            consumer.duplicates.get()))
+                    .timeline("Messages per second", "msg/s", List.of(sentLine.series(0), pubLine.series(0), recvLine.series(0)))
+                    .heading("Faults")
+                    .pre(String.join("\n", faultLog));
+        }
+    }
+
+    /** Terminates this run's sessions of one pool, or of every pool when {@code pool} is null. */
+    private int terminate(String pool) throws SQLException {
+        String pattern = pool == null ? env.applicationName("") + "%" : env.applicationName(pool);
+        try (Connection c = env.adminConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                        + " WHERE application_name LIKE ? AND pid <> pg_backend_pid()")) {
+            ps.setString(1, pattern);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    private long count(String sql) throws SQLException {
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
+            s.execute("SET search_path TO \"" + env.schema + "\"");
+            try (ResultSet rs = s.executeQuery(sql)) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package io.txbox.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.txbox.testkit.KafkaBroker;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every scenario runs end to end with tiny parameters, against the real PostgreSQL, RabbitMQ
+ * and the build's shared Kafka broker: proves the scenarios work, not how fast they are.
+ */
+class BenchSmokeIT {
+    private static String kafka;
+
+    @BeforeAll
+    static void broker() {
+        kafka = KafkaBroker.shared().bootstrapServers();
+    }
+
+    @Test
+    void inboxOverhead_reportsBothRatesAndTheRatio() throws Exception {
+        JsonNode bench = run("inbox-overhead", "--threads", "4", "--rounds", "1", "--seconds", "1", "--warmup", "0");
+        assertThat(bench.at("/figures/txbox_tx_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/by_hand_tx_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ratio").asDouble()).isPositive();
+    }
+
+    @Test
+    void relayKafka_drainsTheBacklogAndLosesNothing() throws Exception {
+        JsonNode bench = run("relay-kafka", "--rows", "2000", "--warmup-rows", "1000", "--kafka", kafka);
+        assertThat(bench.at("/figures/msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+    }
+
+    @Test
+    void relayKafka_concurrentMode_losesNothing() throws Exception {
+        JsonNode bench = run("relay-kafka", "--rows", "1000", "--mode", "concurrent", "--warmup-rows", "0",
+                "--kafka", kafka);
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+    }
+
+    @Test
+    void relayRabbitmq_drainsTheBacklogAndLosesNothing() throws Exception {
+        JsonNode bench = run("relay-rabbitmq", "--rows", "2000", "--warmup-rows", "0");
+        assertThat(bench.at("/figures/msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+    }
+
+    @Test
+    void e2eLatency_measuresEveryMessage() throws Exception {
+        JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--kafka", kafka);
+        assertThat(bench.at("/figures/measured").asLong()).isEqualTo(400);
+        assertThat(bench.at("/figures/p99_ms").asDouble()).isPositive();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+    }
+
+    @Test
+    void backlogScaling_reportsTheRatio() throws Exception {
+        JsonNode bench = run("backlog-scaling", "--small", "500", "--rows", "2000", "--batch", "100",
+                "--warmup-rows", "0", "--kafka", kafka);
+        assertThat(bench.at("/figures/ratio").asDouble()).isPositive();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+    }
+
+    @Test
+    void soak_withRelayAndDatabaseFaults_losesNothingAndDoublesNothing() throws Exception {
+        JsonNode bench = run("soak", "--minutes", "0.15", "--rate", "100", "--fault-every", "3", "--faults", "relay,db",
+                "--kafka", kafka);
+        assertThat(bench.at("/figures/sent").asLong()).isPositive();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+        assertThat(bench.at("/figures/double_effects").asLong()).isZero();
+    }
+
+    private static JsonNode run(String... args) throws Exception {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        List<String> all = new ArrayList<>(List.of(args));
+        int code;
+        try (PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8)) {
+            code = Main.run(all.toArray(String[]::new), out);
+        }
+        String text = buf.toString(StandardCharsets.UTF_8);
+        System.out.print(text);
+        assertThat(code).as("exit code of bench %s", all).isZero();
+        String[] lines = text.strip().split("\n");
+        String last = lines[lines.length - 1];
+        assertThat(last).startsWith("BENCH {");
+        JsonNode bench = new ObjectMapper().readTree(last.substring("BENCH ".length()));
+        assertThat(bench.get("scenario").asText()).isEqualTo(args[0]);
+        assertThat(bench.at("/machine/cores").asInt()).isPositive();
+        assertThat(bench.at("/jvm/version").asText()).isNotBlank();
+        return bench;
+    }
+}
