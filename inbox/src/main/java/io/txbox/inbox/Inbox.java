@@ -108,7 +108,8 @@ public interface Inbox {
      * isolation level (PostgreSQL's default is READ COMMITTED).
      *
      * <p>Serialization failures and deadlocks (SQL states 40001, 40P01) roll back and retry
-     * the whole transaction up to {@code transactionRetries} times. A handler exception rolls
+     * the whole transaction up to {@code transactionRetries} times (a handler that still hits
+     * one after that counts as failed). A handler exception rolls
      * back the business writes; the attempt is then counted and the error recorded in a
      * separate transaction, and the outcome is FAILED, or DEAD once {@code maxAttempts} is
      * reached. A reused key gives KEY_REUSED.
@@ -169,6 +170,17 @@ public interface Inbox {
     void complete(DataSource ds, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body);
 
     /**
+     * Completes an acquired claim with a response to replay inside the caller's transaction,
+     * so the stored response commits together with the request's business writes and outbox
+     * messages, or not at all. Fenced like the other completions. One round trip; the entry's
+     * row stays locked until {@code tx} ends, so commit soon after.
+     *
+     * @throws LeaseLostException if the claim was taken over; nothing is written by this call
+     *     and the caller must roll {@code tx} back to discard its own writes
+     */
+    void complete(Connection tx, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body);
+
+    /**
      * Fails an acquired claim: counts the attempt and records {@code error}; the entry becomes
      * FAILED (the next claim runs it again) or DEAD at {@code maxAttempts}.
      *
@@ -204,7 +216,7 @@ public interface Inbox {
 
     /**
      * Deletes this consumer's completed entries older than the retention window, in batches
-     * of {@value InboxImpl#PURGE_BATCH} rows, each in its own short transaction, skipping rows
+     * of 1,000 rows, each in its own short transaction, skipping rows
      * that are locked. Served by a partial index on {@code completed_at}. After an entry is
      * gone, a redelivery of its key is FIRST again: the window is the span of the dedup
      * guarantee.

@@ -240,7 +240,15 @@ final class InboxImpl implements Inbox {
                         result = handler.handle(c, message);
                         checkResult(s, result);
                     } catch (Exception e) {
-                        c.rollback();
+                        try {
+                            c.rollback();
+                        } catch (SQLException lost) {
+                            // The connection died under the handler: nothing committed, and the
+                            // handler is not to blame, so no attempt is counted.
+                            e.addSuppressed(lost);
+                            throw new RetryableException(what("process", s)
+                                    + " lost its database connection; nothing was committed: " + e, e);
+                        }
                         done = true;
                         if (isConflict(e) && !lastTry) {
                             debug(s, "handler hit a serialization failure or deadlock; retrying");
@@ -260,7 +268,7 @@ final class InboxImpl implements Inbox {
                         rollbackQuietly(c);
                     }
                     if (autoCommit) {
-                        c.setAutoCommit(true);
+                        restoreAutoCommit(c);
                     }
                 }
             } catch (SQLException e) {
@@ -285,7 +293,12 @@ final class InboxImpl implements Inbox {
     }
 
     private static Outcome.Status receiptStatus(Receipt r) {
-        return outcomeOf(r).status();
+        return switch (r.status()) {
+            case FIRST -> Outcome.Status.PROCESSED;
+            case DUPLICATE -> Outcome.Status.DUPLICATE;
+            case IN_FLIGHT -> Outcome.Status.IN_FLIGHT;
+            case DEAD -> Outcome.Status.DEAD;
+        };
     }
 
     private static boolean isConflict(Throwable e) {
@@ -310,8 +323,10 @@ final class InboxImpl implements Inbox {
                     try (ResultSet rs = ps.executeQuery()) {
                         if (rs.next()) {
                             boolean dead = InboxSql.DEAD.equals(rs.getString(1));
+                            int attempts = rs.getInt(2);
+                            logFailure(s, dead, attempts, reason);
                             return new Outcome(dead ? Outcome.Status.DEAD : Outcome.Status.FAILED, null,
-                                    rs.getInt(2), reason, error);
+                                    attempts, reason, error);
                         }
                     }
                 }
@@ -338,13 +353,6 @@ final class InboxImpl implements Inbox {
                 raced(s, i);
             }
         });
-        if (outcome.status() == Outcome.Status.DEAD && outcome.error() == error && outcome.reason() == reason) {
-            log.error("{} - key {} is DEAD after {} failed attempts, last: {}",
-                    consumer, label(s), outcome.attempts(), reason);
-        } else if (outcome.status() == Outcome.Status.FAILED) {
-            log.warn("{} - key {} failed on attempt {} of {}: {}", consumer, label(s), outcome.attempts(), maxAttempts,
-                    reason);
-        }
         return report(outcome);
     }
 
@@ -456,6 +464,19 @@ final class InboxImpl implements Inbox {
         inOwnTransaction(ds, what("complete", s), c -> completeIn(c, s, claim, body, resultStatus, resultHeaders));
     }
 
+    @Override
+    public void complete(Connection tx, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders,
+            byte[] body) {
+        Scope s = checkClaim(claim);
+        Objects.requireNonNull(body, "body");
+        checkResult(s, body);
+        try {
+            completeIn(tx, s, claim, body, resultStatus, resultHeaders);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(what("complete", s), e);
+        }
+    }
+
     private Void completeIn(Connection c, Scope s, Claim claim, byte @Nullable [] result,
             @Nullable Integer resultStatus, @Nullable Map<String, List<String>> headers) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.complete.sql())) {
@@ -507,12 +528,7 @@ final class InboxImpl implements Inbox {
                 }
             }
         });
-        if (outcome.status() == Outcome.Status.DEAD) {
-            log.error("{} - key {} is DEAD after {} attempts, last: {}", consumer, label(s), outcome.attempts(), reason);
-        } else {
-            log.warn("{} - key {} failed on attempt {} of {}: {}", consumer, label(s), outcome.attempts(), maxAttempts,
-                    reason);
-        }
+        logFailure(s, outcome.status() == Outcome.Status.DEAD, outcome.attempts(), reason);
         return report(outcome);
     }
 
@@ -756,6 +772,20 @@ final class InboxImpl implements Inbox {
         }
     }
 
+    /**
+     * Best effort: after a lost connection the pool has already closed it, and an error here
+     * must not hide the one that matters (a retryable 57P01 or 08xxx).
+     */
+    private static void restoreAutoCommit(Connection c) {
+        try {
+            if (!c.isClosed()) {
+                c.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            log.debug("restoring auto-commit failed: {}", e.toString());
+        }
+    }
+
     private static void rollbackQuietly(Connection c) {
         try {
             c.rollback();
@@ -782,6 +812,15 @@ final class InboxImpl implements Inbox {
             listener.onOutcome(consumer, status);
         } catch (RuntimeException e) {
             log.warn("{} - inbox listener failed on {}: {}", consumer, status, e.toString());
+        }
+    }
+
+    private void logFailure(Scope s, boolean dead, int attempts, String reason) {
+        if (dead) {
+            log.error("{} - key {} is DEAD after attempt {} of {}; parked for an operator. Last error: {}",
+                    consumer, label(s), attempts, maxAttempts, reason);
+        } else {
+            log.warn("{} - key {} failed on attempt {} of {}: {}", consumer, label(s), attempts, maxAttempts, reason);
         }
     }
 

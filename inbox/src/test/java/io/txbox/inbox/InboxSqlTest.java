@@ -12,13 +12,20 @@ class InboxSqlTest {
     void statements_renderAgainstConfiguredSchemaAndPrefix() {
         for (InboxSql.Stmt s : new InboxSql.Stmt[] {sql.receive, sql.storeResult, sql.read, sql.recordFailure,
                 sql.claim, sql.complete, sql.fail, sql.release, sql.resetDead, sql.listDead, sql.purge}) {
-            System.out.println(s.sql());
             assertThat(s.sql()).contains("\"shop\".\"tx_inbox\"").doesNotContain("txbox_inbox");
         }
     }
 
     @Test
     void receive_isOneInsertWithoutSelect() {
-        assertThat(sql.receive.sql()).startsWith("insert into").contains("on conflict").doesNotContain("select");
+        assertThat(sql.receive.sql()).startsWith("insert into").contains("on conflict (\"consumer\", \"message_key\")")
+                .contains("returning").doesNotContain("select");
+        assertThat(sql.receive.params()).containsExactly("consumer", "key", "fingerprint");
+    }
+
+    @Test
+    void settings_areInlinedAtBuildTime() {
+        assertThat(sql.claim.sql()).contains("now() + 30000000 * interval '1 microsecond'").contains(">= 5");
+        assertThat(sql.purge.sql()).contains("fetch next 1000 rows only for update skip locked");
     }
 }

@@ -72,6 +72,25 @@ class TxboxMigrationsIT {
         }
     }
 
+    /** The README's form: the txbox schema does not exist yet and is listed after the default one. */
+    @Test
+    void ownFlyway_missingSchemaListedAfterDefault_isCreatedByFlyway() throws Exception {
+        String appSchema = PG.newSchema("app");
+        String schema = PG.newSchema("own_missing");
+        try (Connection c = PG.connection(); Statement st = c.createStatement()) {
+            st.execute("drop schema " + schema);
+        }
+        TxboxTables tables = new TxboxTables(schema, "txbox_");
+        Flyway.configure().dataSource(PG.dataSource()).schemas(appSchema, schema).locations(TxboxMigrations.LOCATION)
+                .placeholders(TxboxMigrations.placeholders(tables)).load().migrate();
+        try (Connection c = PG.connection()) {
+            assertThat(SchemaDrift.between(c, schema, "txbox_")).isEmpty();
+            try (Statement st = c.createStatement()) {
+                assertThat(count(st, appSchema + ".flyway_schema_history")).isPositive();
+            }
+        }
+    }
+
     @Test
     void tables_injectionAttemptInSchema_isRejectedBeforeAnySqlRuns() throws Exception {
         try (Connection c = PG.connection(); Statement st = c.createStatement()) {

@@ -51,16 +51,23 @@ import org.jspecify.annotations.Nullable;
  * Rows of one routing key are published in id order, by one worker at a time, with any number
  * of relay instances, as long as publishes succeed. A failed row blocks its lane until the
  * row's retry is due, so no later row of that key overtakes it in a later batch; rows of the
- * same key that were already sent in the same batch as the failed row do reach the broker
- * before its retry. A dead-lettered row no longer holds its key back. Rows that commit out of
- * id order are never missed; they are published when they become visible. See the README for
- * the full statement.
+ * same key that were already in flight in the same batch when the failed row's send failed
+ * asynchronously do reach the broker before its retry (a send that fails at once holds back
+ * the rest of its lane's batch). A dead-lettered row no longer holds its key back, and neither
+ * does a delayed row ({@code OutboxMessage.delay}). Rows that commit out of id order are never
+ * missed; they are published when they become visible, so rows of one key written by
+ * concurrent transactions go out in the order they became visible, not necessarily id order.
+ *
+ * <h2>Cost</h2>
+ * Each worker holds one connection while running, and runs its batch transactions with {@code
+ * synchronous_commit = off}: a crash of the database can lose the last deletes, which only
+ * republishes those rows (duplicates, absorbed by the inbox), never loses one.
  */
 public interface Relay extends AutoCloseable {
     /** Default number of worker threads per relay: {@value}. */
     int DEFAULT_WORKERS = 2;
     /** Default rows per batch: {@value}. */
-    int DEFAULT_BATCH_SIZE = 500;
+    int DEFAULT_BATCH_SIZE = 2000;
     /** Largest accepted batch size: {@value}. */
     int MAX_BATCH_SIZE = 10_000;
     /** Default poll interval when idle: 200 ms. */

@@ -17,6 +17,8 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 /** Topic helpers shared by every kind of broker handle. */
 abstract class AbstractKafkaBroker implements KafkaBroker {
   private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+  // A failed call stays pending inside the client; closing must not wait for it again.
+  private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
 
   @Override
   public void createTopic(String name, int partitions) {
@@ -24,7 +26,8 @@ abstract class AbstractKafkaBroker implements KafkaBroker {
     if (partitions < 1) {
       throw new IllegalArgumentException("partitions must be at least 1 but was " + partitions);
     }
-    try (Admin admin = admin()) {
+    Admin admin = admin();
+    try {
       admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all()
           .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
@@ -38,6 +41,8 @@ abstract class AbstractKafkaBroker implements KafkaBroker {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new TestkitException("Interrupted while creating topic " + name, e);
+    } finally {
+      admin.close(CLOSE_TIMEOUT);
     }
   }
 
@@ -51,12 +56,15 @@ abstract class AbstractKafkaBroker implements KafkaBroker {
     if (names.isEmpty()) {
       return;
     }
-    try (Admin admin = admin()) {
+    Admin admin = admin();
+    try {
       admin.deleteTopics(names).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
         throw e;
       }
+    } finally {
+      admin.close(CLOSE_TIMEOUT);
     }
   }
 

@@ -18,10 +18,13 @@ import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.Admin;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -233,14 +236,25 @@ final class SharedBroker {
   }
 
   private static void probeExternal(Handle handle) {
-    try (var admin = handle.admin()) {
+    Admin admin = handle.admin();
+    try {
       admin.describeCluster().nodes().get(10, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      throw new TestkitException("Kafka at " + handle.bootstrapServers() + " (from "
-          + KafkaBroker.ENV_BOOTSTRAP_SERVERS + ") does not answer within 10 s: " + e
-          + ". Unset " + KafkaBroker.ENV_BOOTSTRAP_SERVERS + " to let the tests start a broker.",
-          e);
+    } catch (TimeoutException e) {
+      throw externalUnreachable(handle, "no answer within 10 s", e);
+    } catch (ExecutionException e) {
+      throw externalUnreachable(handle, String.valueOf(e.getCause()), e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw externalUnreachable(handle, "interrupted", e);
+    } finally {
+      admin.close(Duration.ZERO); // do not wait for the failed call a second time
     }
+  }
+
+  private static TestkitException externalUnreachable(Handle handle, String why, Throwable e) {
+    return new TestkitException("Kafka at " + handle.bootstrapServers() + " (from "
+        + KafkaBroker.ENV_BOOTSTRAP_SERVERS + ") is not reachable: " + why + ". Start that broker"
+        + " or unset " + KafkaBroker.ENV_BOOTSTRAP_SERVERS + " to let the tests start one.", e);
   }
 
   /** This JVM's view of the shared broker. */

@@ -22,5 +22,12 @@ public final class DeadLetterHeaders {
     /** RabbitMQ: the queue it was consumed from: {@value}. */
     public static final String ORIGINAL_QUEUE = "txbox-original-queue";
 
+    /**
+     * Set when the dead-letter destination refused the original payload as too large: the dead
+     * letter then carries headers and reason only, and this header the payload's size in bytes
+     * (the original stays readable at its topic/offset until retention removes it): {@value}.
+     */
+    public static final String PAYLOAD_OMITTED = "txbox-payload-omitted";
+
     private DeadLetterHeaders() {}
 }

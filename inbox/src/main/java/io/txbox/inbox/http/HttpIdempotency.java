@@ -20,6 +20,8 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -49,24 +51,49 @@ import org.slf4j.LoggerFactory;
  * <tr><td>same key while the first is still running</td><td>409, problem+json</td></tr>
  * <tr><td>same key, different method, path or body</td><td>422, problem+json</td></tr>
  * <tr><td>same key after a response below 500</td><td>the stored status code, the
- *     {@linkplain Builder#replayedHeaders replayed headers} and the body, byte for byte</td></tr>
+ *     {@linkplain Builder#replayedHeaders replayed headers} and the body, byte for byte, plus
+ *     {@value #REPLAYED_HEADER}{@code : true}</td></tr>
  * <tr><td>same key after a 5xx or an exception</td><td>the application runs again: 5xx
  *     outcomes are not stored</td></tr>
+ * <tr><td>the request ran longer than the lease and a retry took it over (transactional
+ *     handlers only)</td><td>409, problem+json; the late request's writes are rolled back</td></tr>
  * <tr><td>body larger than {@code maxBodyBytes}</td><td>413, problem+json</td></tr>
  * </table>
  *
- * <p>Cost per keyed request: one committed round trip to claim, one to store the response
- * (two claims when the key was seen before). Responses are kept for the inbox's retention
- * window; run {@code inbox().retentionTask(..)} to purge them.
+ * <h2>Handlers that write to the database: the transactional form</h2>
+ * {@link #handle(HttpRequestData, TransactionalRequestHandler)} (and
+ * {@link #forHttpServer(TransactionalHttpHandler)}) hands the application a transaction on the
+ * helper's {@code DataSource} and stores the response in that same transaction: the business
+ * writes, the outbox messages and the stored response commit together or not at all. A crash
+ * anywhere before the commit leaves no effect, and a retry after the lease runs the request
+ * again; a crash after it leaves the stored response, and a retry gets it back. Use this form
+ * whenever the request writes to the database:
+ * <pre>{@code
+ * HttpResponseData out = idempotency.handle(requestData, (tx, req) -> {
+ *     String orderId = orders.insert(tx, req.body());          // never commit tx yourself
+ *     outbox.send(tx, paymentStep(orderId));
+ *     return HttpResponseData.of(201, "application/json", "{\"orderId\":\"" + orderId + "\"}");
+ * });
+ * }</pre>
+ *
+ * <h2>Handlers without database effects</h2>
+ * {@link #handle(HttpRequestData, RequestHandler)} (and {@link #forHttpServer(HttpHandler)})
+ * stores the response in a transaction of its own after the handler returns. It is for
+ * handlers without database effects, or whose effects are idempotent by themselves (a payment
+ * gateway called with the key). A handler that commits its own database writes gets them
+ * twice if the process dies between its commit and the stored response, or if it runs longer
+ * than the lease and a retry takes it over.
  *
  * <p>From a servlet filter (no servlet dependency here): build an {@link HttpRequestData} from
  * the request (method, request URI plus query string, headers, body read into bytes), call
  * {@link #handle} with a handler that runs {@code chain.doFilter} on a request wrapper that
  * replays the body and a response wrapper that buffers status, headers and body into an
- * {@link HttpResponseData}, then write the returned response to the real response:
+ * {@link HttpResponseData}, then write the returned response to the real response. With the
+ * transactional form, hand {@code tx} to the application, for example as a request attribute:
  * <pre>{@code
- * HttpResponseData out = idempotency.handle(requestData, req -> {
+ * HttpResponseData out = idempotency.handle(requestData, (tx, req) -> {
  *     BufferingResponse buffered = new BufferingResponse(response);   // your wrapper
+ *     request.setAttribute("txbox.tx", tx);                           // the application writes on it
  *     chain.doFilter(new ReplayingRequest(request, req.body()), buffered);
  *     return buffered.toResponseData();
  * });
@@ -74,6 +101,11 @@ import org.slf4j.LoggerFactory;
  * out.headers().forEach((name, values) -> values.forEach(v -> response.addHeader(name, v)));
  * response.getOutputStream().write(out.body());
  * }</pre>
+ *
+ * <p>Cost per keyed request: one committed round trip to claim, one to store the response
+ * (in the application's transaction with the transactional form); two claims when the key was
+ * seen before. Responses are kept for the inbox's retention window; run
+ * {@code inbox().retentionTask(..)} to purge them.
  *
  * <p>Immutable and thread-safe.
  */
@@ -86,6 +118,11 @@ public final class HttpIdempotency {
      */
     public static final Set<String> DEFAULT_REPLAYED_HEADERS = Set.of("content-type", "content-encoding",
             "content-language", "content-location", "location", "etag", "last-modified", "link", "cache-control");
+    /**
+     * The response header that marks a replayed response: {@value}, with the value
+     * {@code true}. Absent from responses the application produced for this request.
+     */
+    public static final String REPLAYED_HEADER = "Idempotent-Replayed";
     /** Default {@link Builder#maxBodyBytes}: 1 MiB. */
     public static final int DEFAULT_MAX_BODY_BYTES = Inbox.DEFAULT_MAX_PAYLOAD_BYTES;
 
@@ -123,7 +160,8 @@ public final class HttpIdempotency {
 
     /**
      * A builder for requests of {@code consumer} (a name for this API, stored with every key;
-     * see {@link Inbox#builder(String)}), stored through {@code ds}.
+     * see {@link Inbox#builder(String)}), stored through {@code ds}, which also provides the
+     * transactions of {@linkplain TransactionalRequestHandler transactional handlers}.
      */
     public static Builder builder(DataSource ds, String consumer) {
         return new Builder(ds, consumer);
@@ -134,7 +172,10 @@ public final class HttpIdempotency {
         return inbox;
     }
 
-    /** Runs the application for one HTTP request. */
+    /**
+     * Runs the application for one HTTP request, outside the transaction that stores its
+     * response: for handlers without database effects. See the class description.
+     */
     @FunctionalInterface
     public interface RequestHandler {
         /**
@@ -146,19 +187,68 @@ public final class HttpIdempotency {
     }
 
     /**
-     * Handles {@code request} with idempotency: see the table in the class description.
-     * Database failures while claiming become 503 with {@code Retry-After}; the application
-     * did not run.
+     * Runs the application for one HTTP request inside the transaction that also stores its
+     * response, so business writes, outbox messages and the stored response commit together.
+     */
+    @FunctionalInterface
+    public interface TransactionalRequestHandler {
+        /**
+         * Handles {@code request}, writing through {@code tx} (auto-commit off). Never commit,
+         * roll back or close {@code tx}: the helper does. A response below 500 commits the
+         * writes together with the stored response, so a handler that refuses a request with a
+         * 4xx should not have written anything it wants undone. A response of 500 or more, or
+         * an exception, rolls {@code tx} back and is not stored: a retry with the same key runs
+         * again. An exception becomes a 500 problem response whose detail does not reveal it.
+         */
+        HttpResponseData handle(Connection tx, HttpRequestData request) throws Exception;
+    }
+
+    /**
+     * Handles {@code request} with idempotency, for a handler without database effects: see
+     * the class description, and prefer {@link #handle(HttpRequestData, TransactionalRequestHandler)}
+     * for handlers that write to the database. Database failures while claiming become 503
+     * with {@code Retry-After}; the application did not run.
      */
     public HttpResponseData handle(HttpRequestData request, RequestHandler handler) {
-        Objects.requireNonNull(request, "request");
         Objects.requireNonNull(handler, "handler");
+        return idempotent(request, claim -> claim == null ? run(handler, request) : runClaimed(handler, request, claim));
+    }
+
+    /**
+     * Handles {@code request} with idempotency, running {@code handler} in a transaction on the
+     * helper's {@code DataSource} and storing a response below 500 in that same transaction
+     * before it commits: the request's writes and its stored response commit together or not
+     * at all (see the class description). Requests without a key, where
+     * {@linkplain Builder#keyRequired allowed}, run in a transaction too, with nothing stored.
+     *
+     * <p>If the handler ran longer than the lease and a retry with the same key took the
+     * request over meanwhile, its transaction is rolled back and the answer is 409: the retry's
+     * writes are the only ones. Database failures become 503 with {@code Retry-After}; a retry
+     * with the same key gets the stored response if the commit went through, and runs the
+     * request otherwise.
+     *
+     * <p>Cost: the connection is held from the start of the handler to the commit; the entry's
+     * row is locked from the completion to the commit.
+     */
+    public HttpResponseData handle(HttpRequestData request, TransactionalRequestHandler handler) {
+        Objects.requireNonNull(handler, "handler");
+        return idempotent(request, claim -> runInTransaction(handler, request, claim));
+    }
+
+    /** What runs once a request may run: with its acquired claim, or {@code null} when it has no key. */
+    @FunctionalInterface
+    private interface Execution {
+        HttpResponseData run(@Nullable Claim claim);
+    }
+
+    private HttpResponseData idempotent(HttpRequestData request, Execution execution) {
+        Objects.requireNonNull(request, "request");
         String key = request.header(headerName);
         if (key == null) {
             if (keyRequired.test(request)) {
                 return Problems.problem(400, "Bad Request", "This request requires an " + headerName + " header.");
             }
-            return run(handler, request);
+            return execution.run(null);
         }
         if (request.body().length > maxBodyBytes) {
             return Problems.problem(413, "Content Too Large", "The request body is " + request.body().length
@@ -179,18 +269,16 @@ public final class HttpIdempotency {
             return Problems.problem(400, "Bad Request", "Invalid " + headerName + ": " + e.getMessage());
         } catch (TxboxException e) {
             log.error("{} - cannot claim idempotency key {}: {}", inbox.consumer(), Texts.quote(key), e.toString());
-            HttpResponseData p = Problems.problem(503, "Service Unavailable",
-                    "The request could not be recorded; it did not run. Retry later with the same " + headerName + ".");
-            return withHeader(p, "Retry-After", "1");
+            return unavailable("The request could not be recorded; it did not run.");
         }
         return switch (claim.status()) {
-            case DUPLICATE -> new HttpResponseData(
-                    claim.resultStatus() == null ? 200 : claim.resultStatus(), claim.resultHeaders(), claim.result());
+            case DUPLICATE -> withHeader(new HttpResponseData(claim.resultStatus() == null ? 200 : claim.resultStatus(),
+                    claim.resultHeaders(), claim.result()), REPLAYED_HEADER, "true");
             case IN_FLIGHT -> Problems.problem(409, "Conflict", "A request with the " + headerName + " "
                     + Texts.quote(key) + " is still being processed. Retry later.");
             case DEAD -> Problems.problem(500, "Internal Server Error", "The request with the " + headerName + " "
                     + Texts.quote(key) + " failed too often and will not run again.");
-            case ACQUIRED -> runClaimed(handler, request, claim);
+            case ACQUIRED -> execution.run(claim);
         };
     }
 
@@ -217,9 +305,123 @@ public final class HttpIdempotency {
         try {
             return Objects.requireNonNull(handler.handle(request), "the request handler returned null");
         } catch (Exception e) {
-            log.error("{} - request handler failed for {} {}", inbox.consumer(), request.method(), request.path(), e);
-            return Problems.problem(500, "Internal Server Error", "The request failed. It was not recorded; "
-                    + "a retry with the same " + headerName + " runs it again.");
+            return failed(request, e);
+        }
+    }
+
+    /**
+     * Handler, completion and commit in one transaction. The claim is released (5xx, failures)
+     * only after the transaction's connection is back, so a request never holds two.
+     */
+    private HttpResponseData runInTransaction(TransactionalRequestHandler handler, HttpRequestData request,
+            @Nullable Claim claim) {
+        HttpResponseData answer;
+        boolean release = true;
+        String what = claim == null ? request.method() + " " + request.path() : "key " + Texts.quote(claim.key());
+        try (Connection tx = ds.getConnection()) {
+            boolean autoCommit = tx.getAutoCommit();
+            tx.setAutoCommit(false);
+            try {
+                answer = runAndComplete(handler, request, claim, tx);
+                release = answer.status() >= 500;
+            } finally {
+                restoreAutoCommit(tx, autoCommit);
+            }
+        } catch (SQLException e) {
+            // No connection, or the commit failed: rolled back, or (a lost connection during
+            // the commit) unknown. Releasing is safe either way: it is fenced, and a commit that
+            // went through has completed the entry, so the release finds nothing to release.
+            log.error("{} - transaction for {} failed; a retry with the same {} runs it again unless it committed: {}",
+                    inbox.consumer(), what, headerName, e.toString());
+            answer = unavailable("The request could not be completed; its outcome is unknown.");
+        }
+        if (release && claim != null) {
+            releaseQuietly(claim);
+        }
+        return answer;
+    }
+
+    /** Runs the handler on {@code tx} and ends {@code tx}; 5xx answers roll back. */
+    private HttpResponseData runAndComplete(TransactionalRequestHandler handler, HttpRequestData request,
+            @Nullable Claim claim, Connection tx) throws SQLException {
+        HttpResponseData response;
+        try {
+            response = Objects.requireNonNull(handler.handle(tx, request), "the request handler returned null");
+        } catch (Exception e) {
+            rollbackQuietly(tx);
+            return failed(request, e);
+        }
+        if (response.status() >= 500) {
+            // Not stored, per the draft, and its writes undone: the client may retry and run it again.
+            rollbackQuietly(tx);
+            return response;
+        }
+        if (claim != null) {
+            try {
+                inbox.complete(tx, claim, response.status(), replayed(response.headers()), response.body());
+            } catch (LeaseLostException e) {
+                rollbackQuietly(tx);
+                log.warn("{} - key {} was taken over by a retry while this request ran (longer than the lease); "
+                        + "its writes are rolled back", inbox.consumer(), Texts.quote(claim.key()));
+                return Problems.problem(409, "Conflict", "The request with the " + headerName + " "
+                        + Texts.quote(claim.key()) + " ran longer than allowed and was taken over by a retry; "
+                        + "this run had no effect. Retry to get the response.");
+            } catch (InvalidInputException e) {
+                rollbackQuietly(tx);
+                log.error("{} - response for key {} cannot be stored, the request is rolled back: {}",
+                        inbox.consumer(), Texts.quote(claim.key()), e.getMessage());
+                return Problems.problem(500, "Internal Server Error", "The response could not be recorded; "
+                        + "the request had no effect.");
+            } catch (TxboxException e) {
+                rollbackQuietly(tx);
+                log.error("{} - response for key {} not stored, the request is rolled back: {}",
+                        inbox.consumer(), Texts.quote(claim.key()), e.toString());
+                return unavailable("The request could not be recorded; it had no effect.");
+            }
+        }
+        tx.commit();
+        return response;
+    }
+
+    private HttpResponseData failed(HttpRequestData request, Exception e) {
+        log.error("{} - request handler failed for {} {}", inbox.consumer(), request.method(), request.path(), e);
+        return Problems.problem(500, "Internal Server Error", "The request failed. It was not recorded; "
+                + "a retry with the same " + headerName + " runs it again.");
+    }
+
+    private HttpResponseData unavailable(String what) {
+        return withHeader(Problems.problem(503, "Service Unavailable",
+                what + " Retry later with the same " + headerName + "."), "Retry-After", "1");
+    }
+
+    private void releaseQuietly(Claim claim) {
+        try {
+            inbox.release(ds, claim);
+        } catch (LeaseLostException e) {
+            log.info("{} - key {} not released: completed or taken over meanwhile", inbox.consumer(),
+                    Texts.quote(claim.key()));
+        } catch (TxboxException e) {
+            log.error("{} - key {} not released; a retry after the lease runs it again: {}", inbox.consumer(),
+                    Texts.quote(claim.key()), e.toString());
+        }
+    }
+
+    private void rollbackQuietly(Connection tx) {
+        try {
+            tx.rollback();
+        } catch (SQLException e) {
+            log.warn("{} - rollback failed: {}", inbox.consumer(), e.toString());
+        }
+    }
+
+    private static void restoreAutoCommit(Connection tx, boolean autoCommit) {
+        if (autoCommit) {
+            try {
+                tx.setAutoCommit(true);
+            } catch (SQLException e) {
+                // the connection is closed next; a pool resets it anyway
+                log.debug("cannot restore auto-commit: {}", e.toString());
+            }
         }
     }
 
@@ -256,12 +458,56 @@ public final class HttpIdempotency {
     // ---- com.sun.net.httpserver ----
 
     /**
-     * Wraps a JDK {@code HttpServer} handler: keyed requests run {@code delegate} at most once
-     * (per the table above), and replays are answered without calling it. The delegate's
-     * response is buffered in memory before it is sent.
+     * A JDK {@code HttpServer} handler that runs inside the transaction that also stores its
+     * response; see {@link TransactionalRequestHandler}.
+     */
+    @FunctionalInterface
+    public interface TransactionalHttpHandler {
+        /**
+         * Handles {@code exchange}, writing through {@code tx} (auto-commit off), which it must
+         * not commit, roll back or close. The response it sends is buffered, and stored with
+         * its writes when it is below 500.
+         */
+        void handle(Connection tx, HttpExchange exchange) throws Exception;
+    }
+
+    /**
+     * Wraps a JDK {@code HttpServer} handler without database effects: keyed requests run
+     * {@code delegate} at most once per the table above, with the caveat of
+     * {@link #handle(HttpRequestData, RequestHandler)}, and replays are answered without calling
+     * it. Prefer {@link #forHttpServer(TransactionalHttpHandler)} for handlers that write to the
+     * database. The delegate's response is buffered in memory before it is sent.
      */
     public HttpHandler forHttpServer(HttpHandler delegate) {
         Objects.requireNonNull(delegate, "delegate");
+        return adapter((exchange, request) -> handle(request, r -> {
+            BufferingExchange buffered = new BufferingExchange(exchange, r.body());
+            delegate.handle(buffered);
+            return buffered.response();
+        }));
+    }
+
+    /**
+     * Wraps a JDK {@code HttpServer} handler that writes to the database: keyed requests run
+     * {@code delegate} at most once, in a transaction that also stores its response (see
+     * {@link #handle(HttpRequestData, TransactionalRequestHandler)}), and replays are answered
+     * without calling it. The delegate's response is buffered in memory before it is sent.
+     */
+    public HttpHandler forHttpServer(TransactionalHttpHandler delegate) {
+        Objects.requireNonNull(delegate, "delegate");
+        return adapter((exchange, request) -> handle(request, (tx, r) -> {
+            BufferingExchange buffered = new BufferingExchange(exchange, r.body());
+            delegate.handle(tx, buffered);
+            return buffered.response();
+        }));
+    }
+
+    @FunctionalInterface
+    private interface Exchanges {
+        HttpResponseData answer(HttpExchange exchange, HttpRequestData request);
+    }
+
+    private HttpHandler adapter(Exchanges answer) {
         return exchange -> {
             try (exchange) {
                 byte[] body;
@@ -272,12 +518,7 @@ public final class HttpIdempotency {
                         + (exchange.getRequestURI().getRawQuery() == null ? "" : "?" + exchange.getRequestURI().getRawQuery());
                 HttpRequestData request = new HttpRequestData(exchange.getRequestMethod(), target,
                         exchange.getRequestHeaders(), body);
-                HttpResponseData response = handle(request, r -> {
-                    BufferingExchange buffered = new BufferingExchange(exchange, r.body());
-                    delegate.handle(buffered);
-                    return buffered.response();
-                });
-                send(exchange, response);
+                send(exchange, answer.answer(exchange, request));
             }
         };
     }

@@ -51,17 +51,27 @@ import org.jspecify.annotations.Nullable;
  *       the consumer seeks back to it and resumes the partition after the backoff, while
  *       polling (and so group membership) and the other partitions go on. Records behind it
  *       in the same partition wait, which keeps per-partition order.
+ *   <li>A rebalance does not wait for the rest of a polled batch: between two records (at most
+ *       once per {@link Builder#pollTimeout poll timeout}) the consumer takes part in a pending
+ *       rebalance, commits what it has done on the partitions it gives up and skips the rest
+ *       of their batch, which their new owner reads from the committed offset. With the
+ *       default cooperative assignor the partitions it keeps go on meanwhile.
  *   <li>A record that is DEAD in the inbox, reused its key with another payload, or has a
  *       missing or malformed key (under {@link KeyPolicy#DEAD_LETTER}) is produced to the
  *       dead-letter topic with its original key, payload and headers plus the
  *       {@link DeadLetterHeaders}, and its offset is committed once the broker acknowledged
  *       that record ({@code acks=all}, idempotent producer). If the dead-letter produce fails,
  *       the record is retried like a failure.
+ *   <li>The handler sees the record's headers as UTF-8 text (trace context included). Kafka
+ *       has no redelivered flag, so {@code InboundMessage.redelivered()} is always {@code false};
+ *       a redelivery shows as a DUPLICATE outcome instead.
  *   <li>Consumer settings forced by txbox: {@code enable.auto.commit=false}, byte-array
  *       deserializers. Defaults that you may override: {@code isolation.level=read_committed},
- *       {@code auto.offset.reset=earliest}, {@code max.poll.records=}{@value #DEFAULT_MAX_POLL_RECORDS}.
- *       Keep {@code max.poll.records} times the slowest handler well below
- *       {@code max.poll.interval.ms}.
+ *       {@code auto.offset.reset=earliest}, {@code max.poll.records=}{@value #DEFAULT_MAX_POLL_RECORDS},
+ *       and, unless {@code group.protocol=consumer}, {@code partition.assignment.strategy=}
+ *       {@code CooperativeStickyAssignor} (incremental rebalances; a group that ran Kafka's
+ *       default list, which includes it, switches in one rolling restart). Keep the slowest
+ *       handler well below {@code max.poll.interval.ms}.
  * </ul>
  */
 public interface KafkaInboxConsumer extends InboxConsumer {
@@ -236,6 +246,11 @@ public interface KafkaInboxConsumer extends InboxConsumer {
             config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
             config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
             config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, DEFAULT_MAX_POLL_RECORDS);
+            // The broker-side protocol assigns partitions itself and refuses this setting.
+            if (!"consumer".equalsIgnoreCase(String.valueOf(consumerProperties.get(ConsumerConfig.GROUP_PROTOCOL_CONFIG)))) {
+                config.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+                        org.apache.kafka.clients.consumer.CooperativeStickyAssignor.class.getName());
+            }
             config.putAll(consumerProperties);
             config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
             config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,

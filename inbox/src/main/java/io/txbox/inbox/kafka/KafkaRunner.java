@@ -10,10 +10,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -25,6 +27,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -60,7 +63,14 @@ final class KafkaRunner implements KafkaInboxConsumer {
     // Poll-thread state.
     private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
     private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
+    // Partitions taken away while a batch was being processed: the rest of their batch is
+    // skipped, because their new owner (or this consumer, if they come back) starts again at
+    // the offset committed on revocation.
+    private final Set<TopicPartition> revokedInBatch = new HashSet<>();
+    private long lastPollNanos;
     private int deadLetterFailures;
+    /** The current assignment, for tests: who owns what after a rebalance. */
+    volatile Set<TopicPartition> assignment = Set.of();
 
     /** Test hook: returns true to simulate a crash after the database commit, before the offset commit. */
     volatile @Nullable Predicate<Delivery> crashAfterCommit;
@@ -162,6 +172,10 @@ final class KafkaRunner implements KafkaInboxConsumer {
         while (!stopping) {
             resumeDue(consumer);
             ConsumerRecords<byte[], byte[]> records = consumer.poll(nextPollTimeout());
+            // After the poll: a partition revoked and given back inside this poll is ours again,
+            // and the records it just returned must be processed.
+            revokedInBatch.clear();
+            lastPollNanos = System.nanoTime();
             partitions:
             for (TopicPartition tp : records.partitions()) {
                 if (pausedUntil.containsKey(tp)) {
@@ -170,6 +184,10 @@ final class KafkaRunner implements KafkaInboxConsumer {
                 for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
                     if (stopping || abandoned) {
                         break partitions; // the rest stays uncommitted and is redelivered
+                    }
+                    takePartInRebalance(consumer);
+                    if (revokedInBatch.contains(tp)) {
+                        break; // no longer ours: the new owner starts at the committed offset
                     }
                     if (!handle(consumer, producer, tp, record)) {
                         break;
@@ -222,18 +240,37 @@ final class KafkaRunner implements KafkaInboxConsumer {
         headers.add(DeadLetterHeaders.ORIGINAL_TOPIC, utf8(record.topic()));
         headers.add(DeadLetterHeaders.ORIGINAL_PARTITION, utf8(Integer.toString(record.partition())));
         headers.add(DeadLetterHeaders.ORIGINAL_OFFSET, utf8(Long.toString(record.offset())));
-        ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic, null, record.key(), record.value(), headers);
         try {
-            // Synchronous: the offset may only be committed once the dead letter is safely stored.
+            send(producer, new ProducerRecord<>(topic, null, record.key(), record.value(), headers));
+        } catch (RecordTooLargeException e) {
+            // Retrying the same record can never succeed and would wedge the partition: keep the
+            // reason and coordinates, drop the payload, and say so.
+            int size = record.value() == null ? 0 : record.value().length;
+            headers.add(DeadLetterHeaders.PAYLOAD_OMITTED, utf8(Integer.toString(size)));
+            send(producer, new ProducerRecord<>(topic, null, record.key(), null, headers));
+            log.warn("[{}] {}: payload of {} bytes too large for {}; dead letter carries headers and reason only",
+                    consumer(), coordinates(record), size, topic);
+        }
+        log.info("[{}] {}: dead-lettered to {}", consumer(), coordinates(record), topic);
+        listener.onDeadLetter(consumer(), reason);
+    }
+
+    /** Synchronous: the offset may only be committed once the dead letter is safely stored. */
+    private static void send(KafkaProducer<byte[], byte[]> producer, ProducerRecord<byte[], byte[]> out) {
+        try {
             producer.send(out).get(DEAD_LETTER_SEND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new KafkaException("interrupted while producing the dead letter", e);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            throw new KafkaException("dead letter to " + topic + " not acknowledged: " + e, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RecordTooLargeException tooLarge) {
+                throw tooLarge;
+            }
+            throw new KafkaException("dead letter to " + out.topic() + " not acknowledged: " + e.getCause(), e);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new KafkaException("dead letter to " + out.topic() + " not acknowledged within "
+                    + DEAD_LETTER_SEND_TIMEOUT, e);
         }
-        log.info("[{}] {}: dead-lettered to {}", consumer(), coordinates(record), topic);
-        listener.onDeadLetter(consumer(), reason);
     }
 
     private void retryLater(KafkaConsumer<byte[], byte[]> consumer, TopicPartition tp, long offset, Duration delay) {
@@ -257,6 +294,34 @@ final class KafkaRunner implements KafkaInboxConsumer {
                     consumer.resume(List.of(e.getKey()));
                 }
             }
+        }
+    }
+
+    /**
+     * Lets a pending rebalance go ahead between two records of a batch, at most once per poll
+     * timeout. Without this, a rebalance waits until the whole batch is processed (up to
+     * {@code max.poll.records} handler runs), and under the eager protocol the whole group
+     * stands still meanwhile. Every partition is paused around a zero-timeout poll, so the poll
+     * runs the group protocol (rejoin, revocation and assignment callbacks) but fetches nothing.
+     */
+    private void takePartInRebalance(KafkaConsumer<byte[], byte[]> consumer) {
+        if (System.nanoTime() - lastPollNanos < pollTimeout.toNanos()) {
+            return;
+        }
+        Set<TopicPartition> unpaused = new HashSet<>(consumer.assignment());
+        unpaused.removeAll(consumer.paused());
+        consumer.pause(unpaused);
+        ConsumerRecords<byte[], byte[]> early;
+        try {
+            early = consumer.poll(Duration.ZERO);
+        } finally {
+            unpaused.retainAll(consumer.assignment());
+            consumer.resume(unpaused);
+        }
+        lastPollNanos = System.nanoTime();
+        // Partitions assigned by this poll were not paused: hand their records back.
+        for (TopicPartition tp : early.partitions()) {
+            consumer.seek(tp, early.records(tp).get(0).offset());
         }
     }
 
@@ -337,6 +402,8 @@ final class KafkaRunner implements KafkaInboxConsumer {
                 }
                 pausedUntil.remove(tp);
             }
+            revokedInBatch.addAll(partitions);
+            assignment = Set.copyOf(consumer.assignment().stream().filter(tp -> !partitions.contains(tp)).toList());
             if (!done.isEmpty() && !abandoned) {
                 try {
                     consumer.commitSync(done);
@@ -356,11 +423,14 @@ final class KafkaRunner implements KafkaInboxConsumer {
                 pending.remove(tp);
                 pausedUntil.remove(tp);
             }
+            revokedInBatch.addAll(partitions);
+            assignment = Set.of();
             log.warn("[{}] partitions lost: {}", consumer(), partitions);
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            assignment = Set.copyOf(consumer.assignment());
             log.info("[{}] partitions assigned: {}", consumer(), partitions);
         }
     }

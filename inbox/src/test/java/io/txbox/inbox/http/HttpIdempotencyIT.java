@@ -2,6 +2,7 @@ package io.txbox.inbox.http;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpServer;
 import io.txbox.TxboxTables;
@@ -13,13 +14,20 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,7 +45,12 @@ class HttpIdempotencyIT {
 
     static HttpServer server;
     static HttpClient client;
+    /** Runs the request that stalls in the lease takeover tests. */
+    static final ExecutorService background = Executors.newSingleThreadExecutor();
     static URI base;
+    static TxboxTables tables;
+    /** A business table: one row per effect of a request, deliberately without a unique key. */
+    static String effects;
     static final AtomicInteger calls = new AtomicInteger();
     /** What the application answers next: status code and body. */
     static volatile int nextStatus = 201;
@@ -46,8 +59,10 @@ class HttpIdempotencyIT {
 
     @BeforeAll
     static void start() throws Exception {
-        TxboxTables tables = TxboxTables.inSchema(PG.schema());
+        tables = TxboxTables.inSchema(PG.schema());
         TxboxMigrations.migrate(PG.dataSource(), tables);
+        effects = PG.schema() + ".effects";
+        execute("CREATE TABLE " + effects + " (idempotency_key text NOT NULL, n int NOT NULL)");
         HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "orders-api").tables(tables).build();
 
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
@@ -70,6 +85,17 @@ class HttpIdempotencyIT {
                 o.write(out);
             }
         }));
+        HttpIdempotency transactional = HttpIdempotency.builder(PG.dataSource(), "orders-api-tx").tables(tables).build();
+        server.createContext("/tx-orders", transactional.forHttpServer((tx, exchange) -> {
+            int n = calls.incrementAndGet();
+            insertEffect(tx, exchange.getRequestHeaders().getFirst("Idempotency-Key"), n);
+            byte[] out = ("{\"order\":" + n + "}").getBytes(UTF_8);
+            exchange.getResponseHeaders().add("Content-Type", "application/json");
+            exchange.sendResponseHeaders(nextStatus, out.length);
+            try (OutputStream o = exchange.getResponseBody()) {
+                o.write(out);
+            }
+        }));
         server.start();
         base = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
         client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -78,6 +104,7 @@ class HttpIdempotencyIT {
     @AfterAll
     static void stop() {
         server.stop(0);
+        background.shutdownNow();
     }
 
     @BeforeEach
@@ -125,6 +152,20 @@ class HttpIdempotencyIT {
         assertThat(again.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
         assertThat(again.headers().firstValue("X-Request-Time")).isEmpty(); // not a replayed header
         assertThat(calls).hasValue(1);
+    }
+
+    @Test
+    void replay_carriesIdempotentReplayedHeader_firstResponseDoesNot() throws Exception {
+        HttpResponse<byte[]> first = post("/orders", "key-marker", "apple");
+        HttpResponse<byte[]> again = post("/orders", "key-marker", "apple");
+        HttpResponse<byte[]> txFirst = post("/tx-orders", "key-marker", "apple");
+        HttpResponse<byte[]> txAgain = post("/tx-orders", "key-marker", "apple");
+
+        assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(again.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(txFirst.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(txAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(calls).hasValue(2);
     }
 
     @Test
@@ -214,6 +255,8 @@ class HttpIdempotencyIT {
         assertThat(ok.status()).isEqualTo(200);
         assertThat(replay.body()).asString(UTF_8).isEqualTo("paid");
         assertThat(replay.header("content-type")).isEqualTo("text/plain");
+        assertThat(replay.header(HttpIdempotency.REPLAYED_HEADER)).isEqualTo("true");
+        assertThat(ok.header(HttpIdempotency.REPLAYED_HEADER)).isNull();
     }
 
     @Test
@@ -235,5 +278,244 @@ class HttpIdempotencyIT {
                 new byte[11]);
         assertThat(idempotency.handle(big, r -> HttpResponseData.of(200, "text/plain", "no")).status())
                 .isEqualTo(413);
+    }
+
+    // ---- handlers with database effects: the transactional form ----
+
+    @Test
+    void forHttpServer_transactional_writesAndStoredResponseCommitTogether() throws Exception {
+        HttpResponse<byte[]> first = post("/tx-orders", "tx-1", "apple");
+        HttpResponse<byte[]> again = post("/tx-orders", "tx-1", "apple");
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(again.statusCode()).isEqualTo(201);
+        assertThat(again.body()).isEqualTo(first.body());
+        assertThat(effectsOf("tx-1")).isEqualTo(1);
+        assertThat(calls).hasValue(1);
+    }
+
+    @Test
+    void forHttpServer_transactional_serverErrorRollsBackWritesAndRunsAgain() throws Exception {
+        nextStatus = 503;
+        assertThat(post("/tx-orders", "tx-5xx", "apple").statusCode()).isEqualTo(503);
+        assertThat(effectsOf("tx-5xx")).isZero();
+
+        nextStatus = 201;
+        assertThat(post("/tx-orders", "tx-5xx", "apple").statusCode()).isEqualTo(201);
+        assertThat(effectsOf("tx-5xx")).isEqualTo(1);
+        assertThat(calls).hasValue(2);
+    }
+
+    /**
+     * Why the transactional form exists: a plain handler commits its own writes, and if the
+     * request then stalls past its lease (or the process dies before the response is stored), a
+     * retry with the same key runs it again. Both runs' writes stay.
+     */
+    @Test
+    void handle_plainHandlerWithOwnCommit_takeoverAfterBusinessCommit_appliesTwice() throws Exception {
+        HttpIdempotency idempotency = shortLease("plain-crash");
+        HttpRequestData request = request("crash-plain");
+        CountDownLatch committed = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+
+        Future<HttpResponseData> stalled = background.submit(() ->
+                idempotency.handle(request, r -> {
+                    try (Connection c = PG.dataSource().getConnection()) {
+                        insertEffect(c, "crash-plain", 1); // auto-commit: committed here
+                    }
+                    committed.countDown();
+                    resume.await(10, TimeUnit.SECONDS); // "crashed": the response is not stored
+                    return HttpResponseData.of(201, "text/plain", "first");
+                }));
+        assertThat(committed.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitLeaseExpired("plain-crash", "crash-plain");
+
+        HttpResponseData retry = idempotency.handle(request, r -> {
+            try (Connection c = PG.dataSource().getConnection()) {
+                insertEffect(c, "crash-plain", 2);
+            }
+            return HttpResponseData.of(201, "text/plain", "second");
+        });
+        resume.countDown();
+        stalled.get(10, TimeUnit.SECONDS);
+
+        assertThat(retry.status()).isEqualTo(201);
+        assertThat(effectsOf("crash-plain")).isEqualTo(2); // the double effect
+    }
+
+    /**
+     * The same stall with the transactional form: the late request's completion is fenced off,
+     * its transaction rolls back with its writes, and it answers 409. One effect in the end.
+     */
+    @Test
+    void handle_transactional_takeoverBeforeCompletion_rollsBackLateRequestSoOneEffect() throws Exception {
+        HttpIdempotency idempotency = shortLease("tx-crash");
+        HttpRequestData request = request("crash-tx");
+        CountDownLatch written = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+
+        Future<HttpResponseData> stalled = background.submit(() ->
+                idempotency.handle(request, (tx, r) -> {
+                    insertEffect(tx, "crash-tx", 1);
+                    written.countDown();
+                    resume.await(10, TimeUnit.SECONDS);
+                    return HttpResponseData.of(201, "text/plain", "first");
+                }));
+        assertThat(written.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitLeaseExpired("tx-crash", "crash-tx");
+
+        HttpResponseData retry = idempotency.handle(request, (tx, r) -> {
+            insertEffect(tx, "crash-tx", 2);
+            return HttpResponseData.of(201, "text/plain", "second");
+        });
+        resume.countDown();
+        HttpResponseData late = stalled.get(10, TimeUnit.SECONDS);
+        HttpResponseData replay = idempotency.handle(request, (tx, r) -> {
+            throw new AssertionError("a completed key must not run again");
+        });
+
+        assertThat(retry.status()).isEqualTo(201);
+        assertThat(late.status()).isEqualTo(409);
+        assertThat(late.body()).asString(UTF_8).contains("taken over by a retry");
+        assertThat(replay.body()).asString(UTF_8).isEqualTo("second");
+        assertThat(replay.header(HttpIdempotency.REPLAYED_HEADER)).isEqualTo("true");
+        assertThat(effectsOf("crash-tx")).isEqualTo(1);
+        assertThat(effectNumbers("crash-tx")).isEqualTo("2");
+    }
+
+    /**
+     * A crash after the handler's writes but before the commit, simulated by killing the
+     * transaction's server connection: nothing commits, and the retry runs the request once.
+     */
+    @Test
+    void handle_transactional_connectionDiesBeforeCommit_noEffectAndRetryRunsOnce() throws Exception {
+        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "tx-dies")
+                .tables(tables).build();
+        HttpRequestData request = request("dies-tx");
+
+        HttpResponseData died = idempotency.handle(request, (tx, r) -> {
+            insertEffect(tx, "dies-tx", 1);
+            terminateBackendOf(tx);
+            return HttpResponseData.of(201, "text/plain", "first");
+        });
+        assertThat(effectsOf("dies-tx")).isZero();
+
+        HttpResponseData retry = idempotency.handle(request, (tx, r) -> {
+            insertEffect(tx, "dies-tx", 2);
+            return HttpResponseData.of(201, "text/plain", "second");
+        });
+
+        assertThat(died.status()).isEqualTo(503);
+        assertThat(died.header("Retry-After")).isEqualTo("1");
+        assertThat(retry.status()).isEqualTo(201);
+        assertThat(effectNumbers("dies-tx")).isEqualTo("2");
+    }
+
+    @Test
+    void handle_transactional_exceptionRollsBackWritesAndIsNotCached() throws Exception {
+        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "tx-throws").tables(tables).build();
+        HttpRequestData request = request("throws-tx");
+
+        HttpResponseData failed = idempotency.handle(request, (tx, r) -> {
+            insertEffect(tx, "throws-tx", 1);
+            throw new IllegalStateException("boom");
+        });
+        HttpResponseData ok = idempotency.handle(request, (tx, r) -> {
+            insertEffect(tx, "throws-tx", 2);
+            return HttpResponseData.of(200, "text/plain", "ok");
+        });
+
+        assertThat(failed.status()).isEqualTo(500);
+        assertThat(ok.status()).isEqualTo(200);
+        assertThat(effectNumbers("throws-tx")).isEqualTo("2");
+    }
+
+    @Test
+    void handle_transactional_keyOptional_runsAndCommitsWithoutEntry() throws Exception {
+        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "tx-optional").tables(tables)
+                .keyRequired(r -> false).build();
+        HttpRequestData keyless = new HttpRequestData("POST", "/orders", Map.of(), "x".getBytes(UTF_8));
+
+        HttpResponseData r = idempotency.handle(keyless, (tx, req) -> {
+            assertThat(tx.getAutoCommit()).isFalse();
+            insertEffect(tx, "keyless", 1);
+            return HttpResponseData.of(201, "text/plain", "ok");
+        });
+
+        assertThat(r.status()).isEqualTo(201);
+        assertThat(effectsOf("keyless")).isEqualTo(1);
+    }
+
+    private static HttpIdempotency shortLease(String consumer) {
+        return HttpIdempotency.builder(PG.dataSource(), consumer).tables(tables).lease(Duration.ofMillis(300)).build();
+    }
+
+    private static HttpRequestData request(String key) {
+        return new HttpRequestData("POST", "/orders", Map.of("Idempotency-Key", List.of(key)), "x".getBytes(UTF_8));
+    }
+
+    /** Polls the database clock, which the lease follows, until the key's lease has run out. */
+    private static void awaitLeaseExpired(String consumer, String key) {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(25)).until(() -> {
+            try (Connection c = PG.dataSource().getConnection();
+                    PreparedStatement ps = c.prepareStatement("select lease_until < clock_timestamp() from "
+                            + tables.qualified(tables.inboxTable()) + " where consumer = ? and message_key = ?")) {
+                ps.setString(1, consumer);
+                ps.setString(2, key);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() && rs.getBoolean(1);
+                }
+            }
+        });
+    }
+
+    private static void insertEffect(Connection c, String key, int n) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + effects + " VALUES (?, ?)")) {
+            ps.setString(1, key);
+            ps.setInt(2, n);
+            ps.executeUpdate();
+        }
+    }
+
+    private static void terminateBackendOf(Connection victim) throws SQLException {
+        int pid;
+        try (Statement s = victim.createStatement(); ResultSet rs = s.executeQuery("select pg_backend_pid()")) {
+            rs.next();
+            pid = rs.getInt(1);
+        }
+        try (Connection c = PG.dataSource().getConnection(); Statement s = c.createStatement()) {
+            // waits until the backend is gone, so the next statement on the victim fails
+            s.execute("select pg_terminate_backend(" + pid + ", 10000)");
+        }
+    }
+
+    private static long effectsOf(String key) throws SQLException {
+        try (Connection c = PG.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("select count(*) from " + effects + " where idempotency_key = ?")) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    /** The run numbers that left an effect for {@code key}, comma-separated in order. */
+    private static String effectNumbers(String key) throws SQLException {
+        try (Connection c = PG.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("select coalesce(string_agg(n::text, ',' order by n), '') from "
+                        + effects + " where idempotency_key = ?")) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getString(1);
+            }
+        }
+    }
+
+    private static void execute(String sql) throws SQLException {
+        try (Connection c = PG.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
     }
 }

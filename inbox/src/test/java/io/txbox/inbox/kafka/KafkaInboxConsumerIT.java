@@ -98,8 +98,13 @@ class KafkaInboxConsumerIT {
     }
 
     private static void send(String topic, String key, String payload, Map<String, String> headers) {
-        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, key == null ? null : key.getBytes(UTF_8),
-                payload.getBytes(UTF_8));
+        send(topic, null, key, payload, headers);
+    }
+
+    /** Sends to {@code partition}, or where the key hashes to when it is {@code null}. */
+    private static void send(String topic, Integer partition, String key, String payload, Map<String, String> headers) {
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition,
+                key == null ? null : key.getBytes(UTF_8), payload.getBytes(UTF_8));
         if (key != null) {
             record.headers().add("idempotency-key", key.getBytes(UTF_8));
         }
@@ -258,9 +263,13 @@ class KafkaInboxConsumerIT {
             send(topic, "k-" + i, "p" + i, Map.of());
         }
         await().atMost(WAIT).until(() -> effects.total(name) >= 20);
-        start(builder(name, topic, slow).listener(b).build()); // joins mid-stream: rebalance
+        KafkaRunner second = (KafkaRunner) start(builder(name, topic, slow).listener(b).build()); // rebalance
+        // Until the second consumer owns partitions, the first may drain every record there is:
+        // send the next ones only then, to every partition, so the second has work whatever
+        // it was given.
+        await().atMost(WAIT).until(() -> !second.assignment.isEmpty());
         for (int i = 150; i < 300; i++) {
-            send(topic, "k-" + i, "p" + i, Map.of());
+            send(topic, i % 4, "k-" + i, "p" + i, Map.of());
         }
         await().atMost(WAIT).until(() -> b.count(Outcome.Status.PROCESSED) > 0);
         first.close(); // leaves mid-stream: another rebalance
@@ -274,6 +283,33 @@ class KafkaInboxConsumerIT {
         assertThat(a.count(Outcome.Status.PROCESSED)).isPositive();
         assertThat(b.count(Outcome.Status.PROCESSED)).isPositive();
         assertThat(a.count(Outcome.Status.PROCESSED) + b.count(Outcome.Status.PROCESSED)).isEqualTo(400);
+    }
+
+    /**
+     * A rebalance does not wait for the rest of a slow batch: the first consumer takes part in
+     * it between two records, so the second gets partitions long before the batch is done.
+     */
+    @Test
+    void kafka_consumerJoinsDuringSlowBatch_getsPartitionsBeforeTheBatchEnds() {
+        String topic = topic("slow-batch");
+        String name = "kafka-slow-batch";
+        Handler slow = (tx, m) -> {
+            try (Statement s = tx.createStatement()) {
+                s.execute("select pg_sleep(0.2)"); // 100 records, one batch: 20 s at least
+            }
+            return effects.recorder(name).handle(tx, m);
+        };
+        for (int i = 0; i < 100; i++) {
+            send(topic, "s-" + i, "x", Map.of());
+        }
+        KafkaRunner first = (KafkaRunner) start(builder(name, topic, slow).build());
+        await().atMost(WAIT).until(() -> effects.total(name) >= 1);
+
+        KafkaRunner second = (KafkaRunner) start(builder(name, topic, slow).build());
+        await().atMost(WAIT).until(() -> !second.assignment.isEmpty());
+
+        assertThat(effects.total(name)).as("records done when the second consumer got partitions").isLessThan(100);
+        assertThat(first.assignment).doesNotContainAnyElementsOf(second.assignment);
     }
 
     @Test

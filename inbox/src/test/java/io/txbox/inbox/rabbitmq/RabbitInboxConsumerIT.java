@@ -19,6 +19,7 @@ import io.txbox.inbox.consumer.Effects;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestRabbit;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.sql.Statement;
@@ -45,11 +46,13 @@ class RabbitInboxConsumerIT {
     static final TestPostgres PG = TestPostgres.perClass(10);
 
     @RegisterExtension
-    static final RabbitFixture RABBIT = new RabbitFixture();
+    static final TestRabbit RABBIT = TestRabbit.perClass();
 
     static final Duration WAIT = Duration.ofSeconds(30);
     static final Backoff FAST = new Backoff(Duration.ofMillis(100), Duration.ofMillis(400));
 
+    /** Dead-letter queues the consumers declared; TestRabbit only deletes the names it handed out. */
+    static final List<String> deadLetterQueues = new CopyOnWriteArrayList<>();
     static TxboxTables tables;
     static Effects effects;
     static Connection publisher;
@@ -67,6 +70,9 @@ class RabbitInboxConsumerIT {
 
     @AfterAll
     static void tearDown() throws Exception {
+        for (String q : deadLetterQueues) {
+            channel.queueDelete(q);
+        }
         publisher.close();
     }
 
@@ -78,6 +84,7 @@ class RabbitInboxConsumerIT {
     private static String queue(String hint) throws Exception {
         String queue = RABBIT.name(hint);
         channel.queueDeclare(queue, true, false, false, null);
+        deadLetterQueues.add(queue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX);
         return queue;
     }
 

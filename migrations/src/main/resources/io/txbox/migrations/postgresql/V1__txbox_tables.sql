@@ -1,9 +1,8 @@
 -- txbox tables. ${schema} and ${prefix} are Flyway placeholders; txbox validates both
 -- against a strict identifier pattern before they reach this script.
 
-/* [jooq ignore start] */
-CREATE SCHEMA IF NOT EXISTS "${schema}";
-/* [jooq ignore stop] */
+-- The schema is not created here: Flyway creates the schemas it is configured with
+-- (TxboxMigrations.migrate lists the txbox schema); with your own Flyway, list it in schemas(..).
 
 -- Consumer side: one row per (consumer, key). The primary key is what makes a concurrent
 -- duplicate wait for the first delivery's transaction instead of racing it.

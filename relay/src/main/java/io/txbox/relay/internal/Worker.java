@@ -42,9 +42,10 @@ final class Worker implements Runnable {
     private volatile @Nullable Connection connection;
     private boolean lanesInitialised;
     private long nextRebalance;
-    private long lastRenew = Long.MIN_VALUE;
+    private long lastRenew = System.nanoTime() - Long.MAX_VALUE / 2;
     private long nextBacklog;
     private int errorStreak;
+    private int rebalances;
 
     private final Object signal = new Object();
     private boolean woken;
@@ -61,6 +62,8 @@ final class Worker implements Runnable {
         this.samplesBacklog = index == 0 && !settings.backlogInterval().isZero();
         this.rebalanceNanos = Math.max(settings.laneLease().toNanos() / 6, 50_000_000L);
         this.renewNanos = settings.laneLease().toNanos() / 4;
+        this.nextRebalance = System.nanoTime();
+        this.nextBacklog = System.nanoTime();
     }
 
     String memberId() {
@@ -80,7 +83,8 @@ final class Worker implements Runnable {
                 long now = System.nanoTime();
                 if (now - nextRebalance >= 0) {
                     rebalance(c);
-                    nextRebalance = System.nanoTime() + rebalanceNanos;
+                    // right after start the members appear one by one: settle the shares quickly
+                    nextRebalance = System.nanoTime() + (++rebalances < 8 ? Math.min(rebalanceNanos, 250_000_000L) : rebalanceNanos);
                 }
                 if (samplesBacklog && now - nextBacklog >= 0) {
                     sampleBacklog(c);
@@ -141,10 +145,17 @@ final class Worker implements Runnable {
             rollbackQuietly(c);
             throw e;
         }
+        long claimedAt = System.nanoTime();
         BatchPublisher.Result result = publisher.publish(rows, lanes);
+        long publishedAt = System.nanoTime();
         try {
             settle(c, rows, lanes, result);
             c.commit();
+            if (log.isDebugEnabled()) {
+                long done = System.nanoTime();
+                log.debug("{} - batch of {}: claim {} us, publish {} us, settle+commit {} us", memberId, rows.size(),
+                        (claimedAt - started) / 1000, (publishedAt - claimedAt) / 1000, (done - publishedAt) / 1000);
+            }
         } catch (SQLException | RuntimeException e) {
             // nothing was deleted: every row stays in the outbox and is published again later
             rollbackQuietly(c);
@@ -244,7 +255,7 @@ final class Worker implements Runnable {
                 c.commit();
                 current.putAll(taken);
                 if (!taken.isEmpty()) {
-                    lastRenew = Long.MIN_VALUE;
+                    lastRenew = System.nanoTime() - Long.MAX_VALUE / 2;
                     log.debug("{} - took lanes {} ({} live members, share {})", memberId, taken.keySet(), live, share);
                 }
             } else {
@@ -284,6 +295,7 @@ final class Worker implements Runnable {
                 long guard = settings.laneLease().toMillis();
                 s.execute("SET idle_in_transaction_session_timeout = " + guard);
                 s.execute("SET statement_timeout = " + guard);
+                s.execute("SET synchronous_commit = off");
             }
             c.commit();
         } catch (SQLException | RuntimeException e) {
@@ -308,7 +320,7 @@ final class Worker implements Runnable {
         if (c != null) {
             closeQuietly(c);
         }
-        nextRebalance = 0; // re-read ownership after reconnecting
+        nextRebalance = System.nanoTime(); // re-read ownership after reconnecting
         pause(pause);
     }
 
@@ -324,7 +336,9 @@ final class Worker implements Runnable {
                 waitMillis = WAKE_STEPS_MILLIS[wakeStep++];
             } else {
                 wakeStep = -1;
-                waitMillis = settings.pollInterval().toMillis();
+                // a long poll interval must not let the lane leases lapse or delay taking over lanes
+                long untilRebalance = Math.max(1, (nextRebalance - System.nanoTime()) / 1_000_000L);
+                waitMillis = Math.min(settings.pollInterval().toMillis(), Math.min(untilRebalance, renewNanos / 1_000_000L));
             }
             waitOn(waitMillis);
             if (woken) {

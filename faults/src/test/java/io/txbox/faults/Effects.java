@@ -1,0 +1,83 @@
+package io.txbox.faults;
+
+import io.txbox.inbox.Handler;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * The business side of every fault test: a table of effects with no unique constraint, so a
+ * double effect shows up as two rows instead of being hidden by the database.
+ */
+final class Effects {
+    private final DataSource ds;
+
+    Effects(DataSource ds) {
+        this.ds = ds;
+        exec("CREATE TABLE IF NOT EXISTS effects (id bigserial PRIMARY KEY, consumer text NOT NULL, key text NOT NULL,"
+                + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
+    }
+
+    /** Writes one effect for {@code key} inside the caller's transaction. */
+    static void apply(Connection tx, String consumer, String key) throws SQLException {
+        try (PreparedStatement ps = tx.prepareStatement("INSERT INTO effects (consumer, key) VALUES (?, ?)")) {
+            ps.setString(1, consumer);
+            ps.setString(2, key);
+            ps.executeUpdate();
+        }
+    }
+
+    /** A handler that writes one effect per message, keyed by the message key. */
+    static Handler recorder(String consumer) {
+        return (tx, m) -> {
+            apply(tx, consumer, m.key());
+            return null;
+        };
+    }
+
+    /** Effects of {@code consumer}, counted per key. */
+    Map<String, Integer> countsByKey(String consumer) {
+        Map<String, Integer> counts = new HashMap<>();
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT key, count(*) FROM effects WHERE consumer = ? GROUP BY key")) {
+            ps.setString(1, consumer);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    counts.put(rs.getString(1), rs.getInt(2));
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        return counts;
+    }
+
+    int count(String consumer, String key) {
+        return countsByKey(consumer).getOrDefault(key, 0);
+    }
+
+    int distinct(String consumer) {
+        return countsByKey(consumer).size();
+    }
+
+    void exec(String sql) {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+        }
+    }
+
+    long queryLong(String sql) {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            return rs.next() ? rs.getLong(1) : -1;
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+        }
+    }
+}

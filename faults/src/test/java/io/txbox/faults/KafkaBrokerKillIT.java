@@ -1,0 +1,83 @@
+package io.txbox.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.TxboxTables;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.consumer.Backoff;
+import io.txbox.inbox.consumer.InboxConsumer;
+import io.txbox.inbox.kafka.KafkaInboxConsumer;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.outbox.Outbox;
+import io.txbox.relay.Relay;
+import io.txbox.relay.kafka.KafkaPublisher;
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.PrivateKafkaBroker;
+import io.txbox.testkit.TestPostgres;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The Kafka broker SIGKILLed while the relay publishes and an inbox consumer consumes, then
+ * restarted on the same ports with the same data.
+ */
+class KafkaBrokerKillIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass(10);
+
+    @Test
+    void kafka_brokerSigkilledAndRestartedWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce()
+            throws Exception {
+        TxboxTables tables = TxboxTables.inSchema(PG.schema());
+        TxboxMigrations.migrate(PG.dataSource(), tables);
+        Outbox outbox = Outbox.builder().tables(tables).build();
+        Effects effects = new Effects(PG.dataSource());
+        String name = "kafka-broker-kill";
+        int total = 2000;
+        try (PrivateKafkaBroker broker = KafkaBroker.startPrivate()) {
+            String topic = broker.uniqueTopic("kill");
+            broker.createTopic(topic, 4);
+            String group = topic + "-inbox";
+            KafkaPublisher kafka = KafkaPublisher.builder().bootstrapServers(broker.bootstrapServers())
+                    .property("delivery.timeout.ms", "3000").property("request.timeout.ms", "1000")
+                    .property("max.block.ms", "1500").build();
+            try (Relay relay = Relay.builder().dataSource(PG.dataSource()).tables(tables).route("steps", kafka.topic(topic))
+                            .pollInterval(Duration.ofMillis(20)).publishTimeout(Duration.ofSeconds(4))
+                            .laneLease(Duration.ofSeconds(10)).backoff(Duration.ofMillis(100), Duration.ofSeconds(1))
+                            .maxAttempts(1000).build();
+                    InboxConsumer consumer = KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
+                                    PG.dataSource(), Effects.recorder(name))
+                            .bootstrapServers(broker.bootstrapServers()).topics(topic).groupId(group)
+                            .backoff(new Backoff(Duration.ofMillis(100), Duration.ofMillis(500)))
+                            .pollTimeout(Duration.ofMillis(100)).build();
+                    Feeder feeder = new Feeder(PG.dataSource(), outbox, "kk", "steps", total, 20, Duration.ofMillis(60))) {
+                relay.start();
+                consumer.start();
+                await().atMost(Duration.ofSeconds(60)).until(() -> effects.distinct(name) >= 300);
+
+                broker.kill();
+                int atKill = effects.distinct(name);
+                Thread.sleep(2000); // rows keep arriving in the outbox; publishes and commits fail
+                broker.restart();
+
+                Set<String> emitted = feeder.finish(Duration.ofSeconds(60));
+                assertThat(emitted).hasSize(total);
+                await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->
+                        effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxTable())) == 0);
+                Topics.awaitCaughtUp(broker.bootstrapServers(), group, topic, Duration.ofSeconds(120));
+                assertThat(consumer.isRunning()).isTrue();
+                assertThat(atKill).isLessThan(total);
+
+                List<String> delivered = Topics.deliveredStepKeys(broker.bootstrapServers(), topic, emitted,
+                        Duration.ofSeconds(60));
+                Oracle.check("Kafka broker SIGKILLed and restarted", emitted, delivered, effects.countsByKey(name));
+                assertThat(effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxDeadTable())))
+                        .isZero();
+            }
+        }
+    }
+}

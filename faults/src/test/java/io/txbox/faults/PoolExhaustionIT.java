@@ -1,0 +1,75 @@
+package io.txbox.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.RetryableException;
+import io.txbox.TxboxTables;
+import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.Outcome;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.testkit.TestPostgres;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** An exhausted pool fails fast with a retryable error, runs nothing, and recovers once a connection is free. */
+class PoolExhaustionIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass();
+
+    static TxboxTables tables;
+    static Effects effects;
+
+    @BeforeAll
+    static void setUp() {
+        tables = TxboxTables.inSchema(PG.schema());
+        TxboxMigrations.migrate(PG.dataSource(), tables);
+        effects = new Effects(PG.dataSource());
+    }
+
+    @Test
+    void inbox_poolExhausted_failsFastWithRetryableErrorAndRunsNothing() throws Exception {
+        String name = "pool-exhausted";
+        InboundMessage message = InboundMessage.of("p-1", "x".getBytes(StandardCharsets.UTF_8));
+        Inbox inbox = Inbox.builder(name).tables(tables).build();
+        AtomicInteger runs = new AtomicInteger();
+        try (HikariDataSource ds = Pools.pool(PG.jdbcUrl(), PG.user(), name, 2, Duration.ofMillis(250), null)) {
+            try (Connection a = ds.getConnection(); Connection b = ds.getConnection()) {
+                failsFast(() -> inbox.process(ds, message, (tx, m) -> {
+                    runs.incrementAndGet();
+                    return null;
+                }));
+                failsFast(() -> inbox.claim(ds, message));
+                failsFast(() -> inbox.recordFailure(ds, message, new IllegalStateException("boom")));
+                failsFast(() -> inbox.listDead(ds, 10));
+            }
+            assertThat(runs).hasValue(0);
+            assertThat(effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.inboxTable()))).isZero();
+
+            Outcome after = inbox.process(ds, message, (tx, m) -> {
+                runs.incrementAndGet();
+                Effects.apply(tx, name, m.key());
+                return null;
+            });
+            assertThat(after.status()).isEqualTo(Outcome.Status.PROCESSED);
+        }
+        assertThat(runs).hasValue(1);
+        assertThat(effects.count(name, "p-1")).isEqualTo(1);
+    }
+
+    private static void failsFast(ThrowingCallable call) {
+        long start = System.nanoTime();
+        RetryableException e = catchThrowableOfType(RetryableException.class, call);
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertThat(e).as("a RetryableException").isNotNull();
+        assertThat(took).isLessThan(Duration.ofSeconds(1));
+    }
+}

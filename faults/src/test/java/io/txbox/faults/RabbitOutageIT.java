@@ -1,0 +1,117 @@
+package io.txbox.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.Connection;
+import io.txbox.TxboxTables;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.consumer.Backoff;
+import io.txbox.inbox.consumer.InboxConsumer;
+import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.outbox.Outbox;
+import io.txbox.relay.Relay;
+import io.txbox.relay.rabbitmq.RabbitPublisher;
+import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestRabbit;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * RabbitMQ outages while the relay publishes and an inbox consumer consumes: the relay's and the
+ * consumer's connections closed by the broker, and the broker application stopped and started
+ * ({@code rabbitmqctl stop_app / start_app}). Nothing is lost, nothing is applied twice.
+ */
+class RabbitOutageIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass(10);
+
+    @RegisterExtension
+    static final TestRabbit RABBIT = TestRabbit.perClass();
+
+    static TxboxTables tables;
+    static Outbox outbox;
+    static Effects effects;
+
+    @BeforeAll
+    static void setUp() {
+        tables = TxboxTables.inSchema(PG.schema());
+        TxboxMigrations.migrate(PG.dataSource(), tables);
+        outbox = Outbox.builder().tables(tables).build();
+        effects = new Effects(PG.dataSource());
+    }
+
+    @Test
+    void rabbit_connectionsClosedByBrokerWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce()
+            throws Exception {
+        run("closed", (publisherConnection, consumerConnection) -> {
+            assertThat(Queues.closeFromBroker(publisherConnection)).isPositive();
+            assertThat(Queues.closeFromBroker(consumerConnection)).isPositive();
+        });
+    }
+
+    @Test
+    void rabbit_appStoppedAndStartedWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce() throws Exception {
+        run("stopapp", (publisherConnection, consumerConnection) -> {
+            try {
+                RABBIT.stopApp();
+                Thread.sleep(2000); // rows keep arriving in the outbox; publishes fail
+            } finally {
+                RABBIT.startApp(); // shared node: always start it again
+            }
+        });
+    }
+
+    interface Fault {
+        void inject(String publisherConnection, String consumerConnection) throws Exception;
+    }
+
+    private void run(String hint, Fault fault) throws Exception {
+        String exchange = RABBIT.name(hint + "-x");
+        String inboxQueue = RABBIT.name(hint + "-inbox");
+        String auditQueue = RABBIT.name(hint + "-audit");
+        Connection rabbit = RABBIT.newConnection();
+        Queues.declare(rabbit, exchange, inboxQueue, auditQueue);
+        String unique = hint + "-" + UUID.randomUUID().toString().substring(0, 8);
+        String name = "rabbit-outage-" + unique;
+        String publisherConnection = "faults-relay-" + unique;
+        int total = 1200;
+        RabbitPublisher publisher = RabbitPublisher.builder().connectionFactory(RABBIT.connectionFactory())
+                .connectionName(publisherConnection).build();
+        Set<String> emitted;
+        try (Relay relay = Relay.builder().dataSource(PG.dataSource()).tables(tables)
+                        .route(hint, publisher.exchange(exchange)).pollInterval(Duration.ofMillis(20))
+                        .publishTimeout(Duration.ofSeconds(2)).laneLease(Duration.ofSeconds(10))
+                        .backoff(Duration.ofMillis(100), Duration.ofSeconds(1)).maxAttempts(1000).build();
+                InboxConsumer consumer = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
+                                PG.dataSource(), Effects.recorder(name))
+                        .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue)
+                        .deadLetterExchange(exchange + "-dlx").prefetch(10)
+                        .backoff(new Backoff(Duration.ofMillis(100), Duration.ofMillis(500))).build();
+                Feeder feeder = new Feeder(PG.dataSource(), outbox, unique, hint, total, 20, Duration.ofMillis(60))) {
+            relay.start();
+            consumer.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> effects.distinct(name) >= 200);
+
+            fault.inject(publisherConnection, "txbox-" + name);
+
+            emitted = feeder.finish(Duration.ofSeconds(60));
+            assertThat(emitted).hasSize(total);
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->
+                    effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxTable())) == 0);
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->
+                    effects.distinct(name) == total && Queues.ready(rabbit, inboxQueue) == 0);
+            assertThat(consumer.isRunning()).isTrue();
+        }
+        assertThat(Queues.ready(rabbit, inboxQueue)).as("messages left in the inbox queue").isZero();
+        List<String> delivered = Queues.drainStepKeys(rabbit, auditQueue, emitted, Duration.ofSeconds(60));
+        Oracle.check("RabbitMQ " + hint, emitted, delivered, effects.countsByKey(name));
+        assertThat(effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxDeadTable()))).isZero();
+    }
+}

@@ -1,0 +1,208 @@
+package io.txbox.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.Connection;
+import io.txbox.TxboxTables;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.consumer.Backoff;
+import io.txbox.inbox.consumer.InboxConsumer;
+import io.txbox.inbox.kafka.KafkaInboxConsumer;
+import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.outbox.Outbox;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import io.txbox.testkit.TestKafka;
+import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestRabbit;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The relay as a child process, SIGKILLed at random moments while it publishes, restarted each
+ * time. Afterwards the outbox is empty, every step key reached the broker at least once, and an
+ * inbox consumer turns the duplicates into exactly one business effect per key.
+ */
+class RelaySigkillIT {
+    private static final Logger log = LoggerFactory.getLogger(RelaySigkillIT.class);
+
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass(10);
+
+    @RegisterExtension
+    static final TestKafka KAFKA = TestKafka.shared();
+
+    @RegisterExtension
+    static final TestRabbit RABBIT = TestRabbit.perClass();
+
+    static final Backoff FAST = new Backoff(Duration.ofMillis(100), Duration.ofMillis(400));
+    static final int PREFILLED = 5000;
+    static final int PER_ROUND = 300;
+    static final int KILLS = 4;
+
+    static TxboxTables tables;
+    static Outbox outbox;
+    static Effects effects;
+
+    @BeforeAll
+    static void setUp() {
+        tables = TxboxTables.inSchema(PG.schema());
+        TxboxMigrations.migrate(PG.dataSource(), tables);
+        outbox = Outbox.builder().tables(tables).build();
+        effects = new Effects(PG.dataSource());
+    }
+
+    @Test
+    void relayChild_sigkilledRepeatedlyPublishingToKafka_everyStepDeliveredAndAppliedOnce() throws Exception {
+        String topic = KAFKA.uniqueTopic("sigkill");
+        KAFKA.createTopic(topic, 4);
+        Set<String> emitted = new LinkedHashSet<>(emit("kafka", 0, PREFILLED));
+        emitted.addAll(runWithKills("kafka", KAFKA.bootstrapServers(), topic));
+        assertThat(outboxRows()).isZero();
+        assertThat(deadRows()).isZero();
+
+        List<String> delivered = Topics.deliveredStepKeys(KAFKA.bootstrapServers(), topic, emitted, Duration.ofSeconds(60));
+
+        String name = "sigkill-kafka";
+        String group = topic + "-inbox";
+        try (InboxConsumer consumer = KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
+                        PG.dataSource(), Effects.recorder(name))
+                .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).groupId(group).backoff(FAST)
+                .pollTimeout(Duration.ofMillis(100)).consumerProperty("max.poll.records", 500).build()) {
+            consumer.start();
+            Topics.awaitCaughtUp(KAFKA.bootstrapServers(), group, topic, Duration.ofSeconds(120));
+        }
+        Oracle.check("relay SIGKILLed x" + KILLS + " -> Kafka", emitted, delivered, effects.countsByKey(name));
+    }
+
+    @Test
+    void relayChild_sigkilledRepeatedlyPublishingToRabbit_everyStepDeliveredAndAppliedOnce() throws Exception {
+        String exchange = RABBIT.name("sigkill-x");
+        String inboxQueue = RABBIT.name("sigkill-inbox");
+        String auditQueue = RABBIT.name("sigkill-audit");
+        Connection rabbit = RABBIT.newConnection();
+        Queues.declare(rabbit, exchange, inboxQueue, auditQueue);
+        Set<String> emitted = new LinkedHashSet<>(emit("rabbit", 0, PREFILLED / 2));
+        // "amqp://host/" would name the empty vhost; the node's default vhost is "/"
+        emitted.addAll(runWithKills("rabbit", RABBIT.uri().replaceAll("/$", ""), exchange));
+        assertThat(outboxRows()).isZero();
+        assertThat(deadRows()).isZero();
+
+        List<String> delivered = Queues.drainStepKeys(rabbit, auditQueue, emitted, Duration.ofSeconds(60));
+
+        String name = "sigkill-rabbit";
+        try (InboxConsumer consumer = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
+                        PG.dataSource(), Effects.recorder(name))
+                .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue).deadLetterExchange(exchange + "-dlx")
+                .prefetch(1).backoff(FAST).build()) {
+            consumer.start();
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->
+                    effects.distinct(name) == emitted.size() && Queues.ready(rabbit, inboxQueue) == 0);
+        }
+        assertThat(Queues.ready(rabbit, inboxQueue)).as("messages left unacked in the inbox queue").isZero();
+        Oracle.check("relay SIGKILLed x" + KILLS + " -> RabbitMQ", emitted, delivered, effects.countsByKey(name));
+    }
+
+    /**
+     * Starts a relay child {@link #KILLS} times, emitting more rows before each start, and kills
+     * it with SIGKILL at a random moment after it has begun to publish; the last child drains the
+     * outbox and is stopped. Returns the step keys emitted here.
+     */
+    private List<String> runWithKills(String broker, String address, String target) throws Exception {
+        List<String> emitted = new ArrayList<>();
+        int next = 1_000_000;
+        for (int round = 0; round <= KILLS; round++) {
+            emitted.addAll(emit(broker, next, PER_ROUND));
+            next += PER_ROUND;
+            long before = outboxRows();
+            String id = "child-" + broker + "-" + round + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
+            Process child = startChild(broker, address, target, id);
+            try {
+                if (round < KILLS) {
+                    // publishing has begun once rows leave the outbox (after the dead child's lanes expired)
+                    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10))
+                            .until(() -> outboxRows() < before);
+                    Thread.sleep(ThreadLocalRandom.current().nextLong(20, 600));
+                    child.destroyForcibly();
+                    assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                    log.info("round {}: SIGKILLed {} with {} of {} rows left", round, id, outboxRows(), before);
+                } else {
+                    await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
+                            .until(() -> outboxRows() == 0);
+                }
+            } finally {
+                if (child.isAlive()) {
+                    child.destroy();
+                    if (!child.waitFor(20, TimeUnit.SECONDS)) {
+                        child.destroyForcibly();
+                    }
+                }
+            }
+        }
+        return emitted;
+    }
+
+    private static Process startChild(String broker, String address, String target, String id) throws IOException {
+        Path logFile = Path.of("target", "relay-children", id + ".log");
+        Files.createDirectories(logFile.getParent());
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                "-cp", System.getProperty("java.class.path"), RelayChild.class.getName(),
+                broker, PG.jdbcUrl(), PG.user(), PG.schema(), address, target, id)
+                .redirectErrorStream(true).redirectOutput(logFile.toFile()).start();
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(50)).until(() -> {
+            if (!p.isAlive()) {
+                throw new IllegalStateException("relay child " + id + " exited with " + p.exitValue() + ": "
+                        + Files.readString(logFile));
+            }
+            return Files.readString(logFile).contains(RelayChild.READY);
+        });
+        return p;
+    }
+
+    private static List<String> emit(String prefix, int from, int count) throws SQLException {
+        List<String> keys = new ArrayList<>(count);
+        try (java.sql.Connection c = PG.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            List<OutboxMessage> chunk = new ArrayList<>();
+            for (int i = from; i < from + count; i++) {
+                StepKey key = StepKey.of(prefix + "-" + i, "ship");
+                keys.add(key.value());
+                chunk.add(OutboxMessage.builder(key, RelayChild.DESTINATION).routingKey("r" + (i % 16))
+                        .payload("{\"n\":" + i + "}").build());
+                if (chunk.size() == 1000) {
+                    outbox.sendAll(c, chunk);
+                    c.commit();
+                    chunk.clear();
+                }
+            }
+            outbox.sendAll(c, chunk);
+            c.commit();
+        }
+        return keys;
+    }
+
+    private static long outboxRows() {
+        return effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxTable()));
+    }
+
+    private static long deadRows() {
+        return effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxDeadTable()));
+    }
+}

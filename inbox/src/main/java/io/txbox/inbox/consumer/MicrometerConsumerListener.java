@@ -1,0 +1,64 @@
+package io.txbox.inbox.consumer;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.txbox.inbox.Outcome;
+import java.time.Duration;
+
+/**
+ * Records a consumer's activity as Micrometer meters. Needs {@code io.micrometer:micrometer-core}
+ * on the classpath (an optional dependency of txbox-inbox); nothing else in txbox loads it.
+ *
+ * <ul>
+ *   <li>{@code txbox.consumer.process} (timer): the inbox transaction per delivery, tags
+ *       {@code consumer} and {@code status} (processed, duplicate, failed, dead, key_reused, in_flight);
+ *   <li>{@code txbox.consumer.retries}, {@code txbox.consumer.dead.letters},
+ *       {@code txbox.consumer.acks} (counters), tag {@code consumer};
+ *   <li>{@code txbox.consumer.errors} (counter): broker and database failures outside the
+ *       handler, tags {@code consumer} and {@code exception} (the class's simple name).
+ * </ul>
+ */
+public final class MicrometerConsumerListener implements ConsumerListener {
+    private final MeterRegistry registry;
+
+    /** Registers meters in {@code registry} as they are first needed. */
+    public MicrometerConsumerListener(MeterRegistry registry) {
+        this.registry = ConsumerBuilder.require("registry", registry);
+    }
+
+    @Override
+    public void onOutcome(String consumer, Outcome.Status status, Duration took) {
+        Timer.builder("txbox.consumer.process")
+                .description("Inbox transaction per delivery")
+                .tag("consumer", consumer)
+                .tag("status", status.name().toLowerCase(java.util.Locale.ROOT))
+                .register(registry)
+                .record(took);
+    }
+
+    @Override
+    public void onRetry(String consumer, Duration delay, String reason) {
+        counter("txbox.consumer.retries", consumer).increment();
+    }
+
+    @Override
+    public void onDeadLetter(String consumer, String reason) {
+        counter("txbox.consumer.dead.letters", consumer).increment();
+    }
+
+    @Override
+    public void onAck(String consumer, int count) {
+        counter("txbox.consumer.acks", consumer).increment(count);
+    }
+
+    @Override
+    public void onError(String consumer, Throwable error) {
+        Counter.builder("txbox.consumer.errors").tag("consumer", consumer)
+                .tag("exception", error.getClass().getSimpleName()).register(registry).increment();
+    }
+
+    private Counter counter(String name, String consumer) {
+        return Counter.builder(name).tag("consumer", consumer).register(registry);
+    }
+}

@@ -1,0 +1,83 @@
+package io.txbox.inbox.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.txbox.ConfigException;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.consumer.ConsumerBuilder;
+import java.time.Duration;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/** Options are checked when set, and the messages name the option and the bad value. */
+class KafkaInboxConsumerBuilderTest {
+    // Never connected to: building creates no connection.
+    private static final DataSource NO_DATABASE = new org.postgresql.ds.PGSimpleDataSource();
+    private final Inbox inbox = Inbox.builder("payments").build();
+
+    private KafkaInboxConsumer.Builder builder() {
+        return KafkaInboxConsumer.builder(inbox, NO_DATABASE, (tx, m) -> null);
+    }
+
+    @Test
+    void consumerProperty_autoCommitTrue_refused() {
+        assertThatThrownBy(() -> builder().consumerProperty("enable.auto.commit", "true"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("enable.auto.commit").hasMessageContaining("\"true\"");
+    }
+
+    @Test
+    void consumerProperty_deserializer_refused() {
+        assertThatThrownBy(() -> builder().consumerProperty("value.deserializer", "x.Y"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("value.deserializer").hasMessageContaining("x.Y");
+    }
+
+    @Test
+    void consumerProperty_autoCommitFalse_accepted() {
+        builder().consumerProperty("enable.auto.commit", false);
+    }
+
+    @Test
+    void topics_empty_refused() {
+        assertThatThrownBy(() -> builder().topics()).isInstanceOf(ConfigException.class).hasMessageContaining("topics");
+    }
+
+    @Test
+    void pollTimeout_zero_refusedNamingValue() {
+        assertThatThrownBy(() -> builder().pollTimeout(Duration.ZERO))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("pollTimeout").hasMessageContaining("PT0S");
+    }
+
+    @Test
+    void keyHeader_blank_refused() {
+        assertThatThrownBy(() -> builder().keyHeader(" "))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("keyHeader").hasMessageContaining("\" \"");
+    }
+
+    @Test
+    void shutdownTimeout_negative_refused() {
+        assertThatThrownBy(() -> builder().shutdownTimeout(Duration.ofSeconds(-1)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("shutdownTimeout").hasMessageContaining("PT-1S");
+    }
+
+    @Test
+    void build_withoutBootstrapServers_refused() {
+        assertThatThrownBy(() -> builder().topics("t").build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("bootstrapServers");
+    }
+
+    @Test
+    void build_withoutTopics_refused() {
+        assertThatThrownBy(() -> builder().bootstrapServers("localhost:9092").build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("topics");
+    }
+
+    @Test
+    void build_complete_notRunningUntilStarted() {
+        KafkaInboxConsumer consumer = builder().bootstrapServers("localhost:9092").topics("t").build();
+        assertThat(consumer.isRunning()).isFalse();
+        assertThat(consumer.consumer()).isEqualTo("payments");
+        consumer.close(); // closing an unstarted consumer is allowed
+        assertThat(ConsumerBuilder.DEFAULT_KEY_HEADER).isEqualTo("idempotency-key");
+    }
+}

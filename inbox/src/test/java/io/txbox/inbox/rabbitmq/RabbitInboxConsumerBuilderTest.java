@@ -1,0 +1,57 @@
+package io.txbox.inbox.rabbitmq;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.rabbitmq.client.ConnectionFactory;
+import io.txbox.ConfigException;
+import io.txbox.inbox.Inbox;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/** Options are checked when set, and the messages name the option and the bad value. */
+class RabbitInboxConsumerBuilderTest {
+    private static final DataSource NO_DATABASE = new org.postgresql.ds.PGSimpleDataSource();
+    private final Inbox inbox = Inbox.builder("shipping").build();
+
+    private RabbitInboxConsumer.Builder builder() {
+        return RabbitInboxConsumer.builder(inbox, NO_DATABASE, (tx, m) -> null);
+    }
+
+    @Test
+    void prefetch_zero_refusedNamingValue() {
+        assertThatThrownBy(() -> builder().prefetch(0))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("prefetch").hasMessageContaining("0");
+    }
+
+    @Test
+    void concurrency_tooHigh_refusedNamingValue() {
+        assertThatThrownBy(() -> builder().concurrency(65))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("concurrency").hasMessageContaining("65");
+    }
+
+    @Test
+    void connectionFactory_withoutAutomaticRecovery_refused() {
+        ConnectionFactory f = new ConnectionFactory();
+        f.setAutomaticRecoveryEnabled(false);
+        assertThatThrownBy(() -> builder().connectionFactory(f))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("automaticRecoveryEnabled was false");
+    }
+
+    @Test
+    void deadLetterExchange_empty_refused() {
+        assertThatThrownBy(() -> builder().deadLetterExchange(""))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("deadLetterExchange");
+    }
+
+    @Test
+    void build_withoutQueue_refused() {
+        assertThatThrownBy(() -> builder().connectionFactory(new ConnectionFactory()).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("queue");
+    }
+
+    @Test
+    void builder_nullHandler_refused() {
+        assertThatThrownBy(() -> RabbitInboxConsumer.builder(inbox, NO_DATABASE, null))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("handler");
+    }
+}

@@ -1,0 +1,63 @@
+package io.txbox.relay.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.TxboxException;
+import io.txbox.relay.standalone.Pools;
+import io.txbox.relay.standalone.Redaction;
+import io.txbox.relay.standalone.RelayConfig;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** Base of the commands that work on the txbox tables: config, a small pool, text or JSON output. */
+abstract class AdminCommand implements Callable<Integer> {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Mixin
+    ConfigOptions configOptions;
+
+    @Option(names = "--json", description = "Print the result as one JSON document, for scripts.")
+    boolean json;
+
+    @Spec
+    CommandSpec spec;
+
+    /** Loads the config, opens a two-connection pool, runs {@code work}, closes the pool. */
+    final <T> T withAdmin(Function<Context, T> work) {
+        RelayConfig config = configOptions.load(root().env);
+        try (HikariDataSource pool = Pools.open(config, "txbox-admin", 2, null)) {
+            return work.apply(new Context(config, pool, new OutboxAdmin(pool, config.tables())));
+        }
+    }
+
+    /** What a command needs while its pool is open. */
+    record Context(RelayConfig config, HikariDataSource dataSource, OutboxAdmin admin) {}
+
+    final TxboxCli root() {
+        return (TxboxCli) spec.root().userObject();
+    }
+
+    final PrintWriter out() {
+        return spec.commandLine().getOut();
+    }
+
+    /** Prints {@code value} as JSON, secrets masked. */
+    final void printJson(Object value) {
+        try {
+            out().println(Redaction.scrub(JSON.writeValueAsString(value)));
+        } catch (JsonProcessingException e) {
+            throw new TxboxException("cannot render JSON: " + e.getMessage(), e);
+        }
+    }
+
+    /** Prints a line of text, secrets masked. */
+    final void print(String line) {
+        out().println(Redaction.scrub(line));
+    }
+}

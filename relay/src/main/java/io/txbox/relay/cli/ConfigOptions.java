@@ -1,0 +1,24 @@
+package io.txbox.relay.cli;
+
+import io.txbox.relay.standalone.RelayConfig;
+import java.nio.file.Path;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Option;
+
+/** {@code --config FILE}, shared by every command. */
+final class ConfigOptions {
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE",
+            description = {"Config file (Java properties). Default: $TXBOX_CONFIG, else none: every key",
+                "can come from the environment (TXBOX_JDBC_URL for txbox.jdbc.url, and so on)."})
+    @Nullable Path config;
+
+    /** The validated configuration. */
+    RelayConfig load(Map<String, String> env) {
+        Path file = config;
+        if (file == null && env.get("TXBOX_CONFIG") != null && !env.get("TXBOX_CONFIG").isBlank()) {
+            file = Path.of(env.get("TXBOX_CONFIG"));
+        }
+        return RelayConfig.load(file, env);
+    }
+}

@@ -1,0 +1,57 @@
+package io.txbox.relay.cli;
+
+import io.txbox.relay.standalone.Durations;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** {@code inbox purge}: retention of completed inbox entries. */
+@Command(name = "inbox", mixinStandardHelpOptions = true, description = "Maintains the inbox table.",
+        subcommands = InboxCommand.Purge.class)
+final class InboxCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new ParameterException(spec.commandLine(), "Missing command: purge");
+    }
+
+    /** {@code inbox purge --older-than D}. */
+    @Command(name = "purge", mixinStandardHelpOptions = true,
+            description = {"Deletes COMPLETED inbox entries completed more than --older-than ago (by the",
+                "database clock), in batches. Choose it longer than any redelivery you expect: a message",
+                "redelivered after its entry is gone runs again. DEAD, FAILED and in-flight entries are kept."})
+    static final class Purge extends AdminCommand {
+        @Option(names = "--older-than", required = true, paramLabel = "DURATION", converter = DurationConverter.class,
+                description = "Like 30d, 12h or P30D.")
+        Duration olderThan;
+
+        @Option(names = "--consumer", paramLabel = "NAME", description = "Only this consumer's entries.")
+        @Nullable String consumer;
+
+        @Option(names = "--dry-run", description = "Only count what would be deleted.")
+        boolean dryRun;
+
+        @Override
+        public Integer call() {
+            long n = withAdmin(ctx -> ctx.admin().purgeInbox(olderThan, consumer, dryRun));
+            if (json) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put(dryRun ? "wouldPurge" : "purged", n);
+                m.put("olderThanSeconds", olderThan.getSeconds());
+                printJson(m);
+            } else {
+                print((dryRun ? "would purge " : "purged ") + n + " completed inbox entr" + (n == 1 ? "y" : "ies")
+                        + " older than " + Durations.format(olderThan) + (consumer == null ? "" : " of consumer " + consumer));
+            }
+            return TxboxCli.OK;
+        }
+    }
+}

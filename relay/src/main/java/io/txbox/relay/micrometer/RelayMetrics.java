@@ -1,0 +1,89 @@
+package io.txbox.relay.micrometer;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.txbox.ConfigException;
+import io.txbox.relay.RelayListener;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A {@link RelayListener} that records the relay on Micrometer:
+ *
+ * <ul>
+ *   <li>{@value #BACKLOG} (gauge): rows waiting in the outbox, sampled every backlog interval
+ *       by the relay (a scrape never queries the database);
+ *   <li>{@value #OLDEST_AGE} (gauge, seconds): age of the oldest waiting row;
+ *   <li>{@value #PUBLISHED}, {@value #FAILED}, {@value #DEAD_LETTERED} (counters), tagged
+ *       {@code destination} and {@code broker};
+ *   <li>{@value #LATENCY} (timer): per batch, from the first send to the last confirmation,
+ *       tagged {@code destination} and {@code broker}.
+ * </ul>
+ *
+ * <pre>{@code
+ * Relay.builder()...listener(RelayMetrics.of(registry)).build();
+ * }</pre>
+ */
+public final class RelayMetrics implements RelayListener {
+    public static final String BACKLOG = "txbox.outbox.backlog";
+    public static final String OLDEST_AGE = "txbox.outbox.oldest.age";
+    public static final String PUBLISHED = "txbox.relay.published";
+    public static final String FAILED = "txbox.relay.failed";
+    public static final String DEAD_LETTERED = "txbox.relay.dead_lettered";
+    public static final String LATENCY = "txbox.relay.publish.latency";
+
+    private final MeterRegistry registry;
+    private final AtomicLong backlog = new AtomicLong();
+    private final AtomicLong oldestMillis = new AtomicLong();
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+
+    private RelayMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        Gauge.builder(BACKLOG, backlog, AtomicLong::get).description("rows waiting in the outbox").baseUnit("rows")
+                .register(registry);
+        Gauge.builder(OLDEST_AGE, oldestMillis, a -> a.get() / 1000.0).description("age of the oldest outbox row")
+                .baseUnit("seconds").register(registry);
+    }
+
+    /** Registers the gauges on {@code registry} and returns the listener to pass to the relay builder. */
+    public static RelayMetrics of(MeterRegistry registry) {
+        if (registry == null) {
+            throw new ConfigException("registry must not be null");
+        }
+        return new RelayMetrics(registry);
+    }
+
+    @Override
+    public void published(String destination, String broker, int count, Duration latency) {
+        counter(PUBLISHED, destination, broker).increment(count);
+        timers.computeIfAbsent(destination + '\0' + broker, k -> Timer.builder(LATENCY)
+                .description("first send to last broker confirmation of a batch")
+                .tags("destination", destination, "broker", broker).register(registry)).record(latency);
+    }
+
+    @Override
+    public void failed(String destination, String broker, int count) {
+        counter(FAILED, destination, broker).increment(count);
+    }
+
+    @Override
+    public void deadLettered(String destination, String broker, int count) {
+        counter(DEAD_LETTERED, destination, broker).increment(count);
+    }
+
+    @Override
+    public void backlog(long rows, Duration oldestAge) {
+        backlog.set(rows);
+        oldestMillis.set(oldestAge.toMillis());
+    }
+
+    private Counter counter(String name, String destination, String broker) {
+        return counters.computeIfAbsent(name + '\0' + destination + '\0' + broker, k -> Counter.builder(name)
+                .tags("destination", destination, "broker", broker).register(registry));
+    }
+}

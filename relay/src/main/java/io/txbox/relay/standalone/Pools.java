@@ -1,0 +1,49 @@
+package io.txbox.relay.standalone;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.pool.HikariPool;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.txbox.TxboxException;
+import org.jspecify.annotations.Nullable;
+
+/** Connection pools of the relay process and the admin CLI, from a {@link RelayConfig}. */
+public final class Pools {
+    private Pools() {}
+
+    /**
+     * Opens a HikariCP pool on the configured database and checks that a connection can be
+     * made, so a wrong URL or password fails at start with the database's message.
+     *
+     * @param name pool name in logs and metrics
+     * @param maxSize connections at most
+     * @param registry where the pool's own meters go ({@code hikaricp_*}), or null for none
+     * @throws TxboxException if the database cannot be reached; secrets are masked in the message
+     */
+    public static HikariDataSource open(RelayConfig config, String name, int maxSize, @Nullable MeterRegistry registry) {
+        HikariConfig hc = new HikariConfig();
+        hc.setPoolName(name);
+        hc.setJdbcUrl(config.jdbcUrl());
+        if (config.jdbcUser() != null) {
+            hc.setUsername(config.jdbcUser());
+        }
+        if (config.jdbcPassword() != null) {
+            hc.setPassword(config.jdbcPassword());
+        }
+        hc.setMaximumPoolSize(maxSize);
+        hc.setMinimumIdle(Math.min(2, maxSize));
+        hc.setConnectionTimeout(config.connectionTimeout().toMillis());
+        // fail at start rather than on the first batch: the operator is watching now
+        hc.setInitializationFailTimeout(config.connectionTimeout().toMillis());
+        if (registry != null) {
+            hc.setMetricRegistry(registry);
+        }
+        try {
+            return new HikariDataSource(hc);
+        } catch (HikariPool.PoolInitializationException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw new TxboxException("cannot connect to the database at " + Redaction.url(config.jdbcUrl()) + " ("
+                    + RelayConfig.JDBC_URL + "): " + Redaction.scrub(String.valueOf(cause.getMessage())), null);
+        }
+    }
+}

@@ -1,0 +1,645 @@
+package io.txbox.relay.standalone;
+
+import io.txbox.ConfigException;
+import io.txbox.Texts;
+import io.txbox.TxboxTables;
+import io.txbox.relay.Relay;
+import io.txbox.relay.standalone.ConfigSource.Raw;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The validated configuration of the standalone relay process and its admin CLI. Immutable;
+ * made by {@link #load}, which checks every key at once and names each bad key, its value and
+ * where the value came from. Secret values never appear in {@link #toString()} or in a message.
+ *
+ * <p>Keys (file: Java properties; every key can be overridden by an environment variable, upper
+ * case with dots and dashes as underscores, for example {@code TXBOX_JDBC_PASSWORD}):
+ * <table>
+ * <caption>config keys</caption>
+ * <tr><th>key</th><th>default</th><th>meaning</th></tr>
+ * <tr><td>txbox.jdbc.url</td><td>required</td><td>JDBC URL of the database holding the outbox</td></tr>
+ * <tr><td>txbox.jdbc.user, txbox.jdbc.password</td><td>none</td><td>login</td></tr>
+ * <tr><td>txbox.jdbc.pool-size</td><td>workers + 2</td><td>connections: one per worker, plus health and admin</td></tr>
+ * <tr><td>txbox.jdbc.connection-timeout</td><td>10s</td><td>longest wait for a pooled connection</td></tr>
+ * <tr><td>txbox.schema, txbox.table-prefix</td><td>public, txbox_</td><td>where the txbox tables live</td></tr>
+ * <tr><td>txbox.relay.*</td><td>the {@link Relay} defaults</td><td>id, workers, batch-size, poll-interval,
+ *     publish-timeout, lane-lease, max-attempts, initial-backoff, max-backoff, backlog-interval, shutdown-timeout</td></tr>
+ * <tr><td>txbox.kafka.bootstrap-servers</td><td>none</td><td>required when a destination goes to Kafka</td></tr>
+ * <tr><td>txbox.kafka.&lt;producer property&gt;</td><td></td><td>any Kafka producer property, for example {@code txbox.kafka.linger.ms}</td></tr>
+ * <tr><td>txbox.rabbitmq.uri</td><td>none</td><td>{@code amqp://user:password@host:5672/vhost}; required when a destination goes to RabbitMQ</td></tr>
+ * <tr><td>txbox.destination.&lt;name&gt;</td><td>at least one for {@code run}</td><td>{@code kafka:<topic>} or {@code rabbitmq:<exchange>}</td></tr>
+ * <tr><td>txbox.http.host, txbox.http.port</td><td>0.0.0.0, 8080</td><td>/health and /metrics; port 0 picks a free port</td></tr>
+ * <tr><td>txbox.health.timeout</td><td>2s</td><td>bound on each readiness check</td></tr>
+ * </table>
+ */
+public final class RelayConfig {
+    /** Default HTTP port: {@value}. */
+    public static final int DEFAULT_HTTP_PORT = 8080;
+    /** Default HTTP bind address: {@value}. */
+    public static final String DEFAULT_HTTP_HOST = "0.0.0.0";
+    /** Default bound on each readiness check: 2 s. */
+    public static final Duration DEFAULT_HEALTH_TIMEOUT = Duration.ofSeconds(2);
+    /** Default wait for a pooled connection: 10 s. */
+    public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(10);
+    /** Largest pool size accepted: {@value}. */
+    public static final int MAX_POOL_SIZE = 200;
+
+    static final String JDBC_URL = "txbox.jdbc.url";
+    static final String JDBC_USER = "txbox.jdbc.user";
+    static final String JDBC_PASSWORD = "txbox.jdbc.password";
+    static final String JDBC_POOL_SIZE = "txbox.jdbc.pool-size";
+    static final String JDBC_CONNECTION_TIMEOUT = "txbox.jdbc.connection-timeout";
+    static final String SCHEMA = "txbox.schema";
+    static final String TABLE_PREFIX = "txbox.table-prefix";
+    static final String RELAY_ID = "txbox.relay.id";
+    static final String WORKERS = "txbox.relay.workers";
+    static final String BATCH_SIZE = "txbox.relay.batch-size";
+    static final String POLL_INTERVAL = "txbox.relay.poll-interval";
+    static final String PUBLISH_TIMEOUT = "txbox.relay.publish-timeout";
+    static final String LANE_LEASE = "txbox.relay.lane-lease";
+    static final String MAX_ATTEMPTS = "txbox.relay.max-attempts";
+    static final String INITIAL_BACKOFF = "txbox.relay.initial-backoff";
+    static final String MAX_BACKOFF = "txbox.relay.max-backoff";
+    static final String BACKLOG_INTERVAL = "txbox.relay.backlog-interval";
+    static final String SHUTDOWN_TIMEOUT = "txbox.relay.shutdown-timeout";
+    static final String KAFKA_BOOTSTRAP = "txbox.kafka.bootstrap-servers";
+    static final String KAFKA_PREFIX = "txbox.kafka.";
+    static final String RABBITMQ_URI = "txbox.rabbitmq.uri";
+    static final String DESTINATION_PREFIX = "txbox.destination.";
+    static final String HTTP_HOST = "txbox.http.host";
+    static final String HTTP_PORT = "txbox.http.port";
+    static final String HEALTH_TIMEOUT = "txbox.health.timeout";
+
+    /** Every fixed key, in the order {@link #toString()} shows them. */
+    static final List<String> FIXED_KEYS = List.of(JDBC_URL, JDBC_USER, JDBC_PASSWORD, JDBC_POOL_SIZE,
+            JDBC_CONNECTION_TIMEOUT, SCHEMA, TABLE_PREFIX, RELAY_ID, WORKERS, BATCH_SIZE, POLL_INTERVAL,
+            PUBLISH_TIMEOUT, LANE_LEASE, MAX_ATTEMPTS, INITIAL_BACKOFF, MAX_BACKOFF, BACKLOG_INTERVAL,
+            SHUTDOWN_TIMEOUT, KAFKA_BOOTSTRAP, RABBITMQ_URI, HTTP_HOST, HTTP_PORT, HEALTH_TIMEOUT);
+
+    /** Producer properties the Kafka publisher sets itself, because delivery guarantees rest on them. */
+    static final Set<String> KAFKA_RESERVED = Set.of("acks", "enable.idempotence", "key.serializer",
+            "value.serializer", "bootstrap.servers");
+
+    private static final Pattern KAFKA_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+
+    /** The broker a destination goes to. */
+    public enum Broker {
+        KAFKA("kafka"), RABBITMQ("rabbitmq");
+
+        private final String prefix;
+
+        Broker(String prefix) {
+            this.prefix = prefix;
+        }
+
+        /** The name used in config values and metric tags: {@code kafka}, {@code rabbitmq}. */
+        public String id() {
+            return prefix;
+        }
+    }
+
+    /**
+     * Where rows of one outbox destination are published.
+     *
+     * @param name the destination written by {@code OutboxMessage.builder(stepKey, name)}
+     * @param broker Kafka or RabbitMQ
+     * @param target the Kafka topic or RabbitMQ exchange
+     */
+    public record Destination(String name, Broker broker, String target) {
+        @Override
+        public String toString() {
+            return name + " -> " + broker.id() + ":" + target;
+        }
+    }
+
+    private final String jdbcUrl;
+    private final @Nullable String jdbcUser;
+    private final @Nullable String jdbcPassword;
+    private final int poolSize;
+    private final Duration connectionTimeout;
+    private final TxboxTables tables;
+    private final @Nullable String relayId;
+    private final int workers;
+    private final int batchSize;
+    private final Duration pollInterval;
+    private final Duration publishTimeout;
+    private final Duration laneLease;
+    private final int maxAttempts;
+    private final Duration initialBackoff;
+    private final Duration maxBackoff;
+    private final Duration backlogInterval;
+    private final Duration shutdownTimeout;
+    private final Map<String, String> kafka;
+    private final @Nullable String rabbitUri;
+    private final Map<String, Destination> destinations;
+    private final String httpHost;
+    private final int httpPort;
+    private final Duration healthTimeout;
+    private final Map<String, String> shown;
+    private final List<String> ignoredEnv;
+
+    private RelayConfig(Reader r, List<String> ignoredEnv) {
+        this.jdbcUrl = r.jdbcUrl;
+        this.jdbcUser = r.jdbcUser;
+        this.jdbcPassword = r.jdbcPassword;
+        this.poolSize = r.poolSize;
+        this.connectionTimeout = r.connectionTimeout;
+        this.tables = r.tables;
+        this.relayId = r.relayId;
+        this.workers = r.workers;
+        this.batchSize = r.batchSize;
+        this.pollInterval = r.pollInterval;
+        this.publishTimeout = r.publishTimeout;
+        this.laneLease = r.laneLease;
+        this.maxAttempts = r.maxAttempts;
+        this.initialBackoff = r.initialBackoff;
+        this.maxBackoff = r.maxBackoff;
+        this.backlogInterval = r.backlogInterval;
+        this.shutdownTimeout = r.shutdownTimeout;
+        this.kafka = Collections.unmodifiableMap(new LinkedHashMap<>(r.kafka));
+        this.rabbitUri = r.rabbitUri;
+        this.destinations = Collections.unmodifiableMap(new LinkedHashMap<>(r.destinations));
+        this.httpHost = r.httpHost;
+        this.httpPort = r.httpPort;
+        this.healthTimeout = r.healthTimeout;
+        this.shown = Collections.unmodifiableMap(r.shown);
+        this.ignoredEnv = ignoredEnv;
+    }
+
+    /**
+     * Reads {@code file} (optional: everything may come from the environment), overlays the
+     * {@code TXBOX_*} variables of {@code env}, and checks every key.
+     *
+     * @throws ConfigException listing every problem, one per line, each naming the key, its
+     *     value (masked if secret) and its origin
+     */
+    public static RelayConfig load(@Nullable Path file, Map<String, String> env) {
+        List<String> known = new ArrayList<>(FIXED_KEYS);
+        for (String name : KafkaNames.producerConfigNames()) {
+            known.add(KAFKA_PREFIX + name);
+        }
+        ConfigSource source = ConfigSource.load(file, env, known);
+        Reader reader = new Reader(source.values());
+        reader.read();
+        if (!reader.errors.isEmpty()) {
+            throw new ConfigException("invalid configuration"
+                    + (file == null ? "" : " in " + file) + ":\n  " + String.join("\n  ", reader.errors));
+        }
+        return new RelayConfig(reader, source.ignoredEnv());
+    }
+
+    /**
+     * Checks what {@code run} needs beyond what the admin commands need: at least one
+     * destination.
+     *
+     * @throws ConfigException if none is configured
+     */
+    public RelayConfig requireDestinations() {
+        if (destinations.isEmpty()) {
+            throw new ConfigException("invalid configuration:\n  no destination is configured: add "
+                    + DESTINATION_PREFIX + "<name>=kafka:<topic> or " + DESTINATION_PREFIX + "<name>=rabbitmq:<exchange>");
+        }
+        return this;
+    }
+
+    public String jdbcUrl() {
+        return jdbcUrl;
+    }
+
+    public @Nullable String jdbcUser() {
+        return jdbcUser;
+    }
+
+    /** The database password; never log it. */
+    public @Nullable String jdbcPassword() {
+        return jdbcPassword;
+    }
+
+    public int poolSize() {
+        return poolSize;
+    }
+
+    public Duration connectionTimeout() {
+        return connectionTimeout;
+    }
+
+    public TxboxTables tables() {
+        return tables;
+    }
+
+    public @Nullable String relayId() {
+        return relayId;
+    }
+
+    public int workers() {
+        return workers;
+    }
+
+    public int batchSize() {
+        return batchSize;
+    }
+
+    public Duration pollInterval() {
+        return pollInterval;
+    }
+
+    public Duration publishTimeout() {
+        return publishTimeout;
+    }
+
+    public Duration laneLease() {
+        return laneLease;
+    }
+
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    public Duration initialBackoff() {
+        return initialBackoff;
+    }
+
+    public Duration maxBackoff() {
+        return maxBackoff;
+    }
+
+    public Duration backlogInterval() {
+        return backlogInterval;
+    }
+
+    public Duration shutdownTimeout() {
+        return shutdownTimeout;
+    }
+
+    /** Kafka producer properties, {@code bootstrap.servers} included; empty when Kafka is not configured. */
+    public Map<String, String> kafkaProperties() {
+        return kafka;
+    }
+
+    /** The RabbitMQ URI with its credentials; never log it (use {@link Redaction#url}). */
+    public @Nullable String rabbitUri() {
+        return rabbitUri;
+    }
+
+    /** Destinations by name, in key order. */
+    public Map<String, Destination> destinations() {
+        return destinations;
+    }
+
+    /** True if some destination goes to {@code broker}. */
+    public boolean uses(Broker broker) {
+        return destinations.values().stream().anyMatch(d -> d.broker() == broker);
+    }
+
+    public String httpHost() {
+        return httpHost;
+    }
+
+    public int httpPort() {
+        return httpPort;
+    }
+
+    public Duration healthTimeout() {
+        return healthTimeout;
+    }
+
+    /** {@code TXBOX_*} environment variables that named no key and were ignored. */
+    public List<String> ignoredEnv() {
+        return ignoredEnv;
+    }
+
+    /** Every set key with its value as it may be shown (secrets masked), sorted. */
+    public Map<String, String> describe() {
+        return shown;
+    }
+
+    @Override
+    public String toString() {
+        return "RelayConfig" + shown;
+    }
+
+    /** Reads and checks the raw values, collecting every error instead of stopping at the first. */
+    private static final class Reader {
+        private final Map<String, Raw> raw;
+        private final Set<String> used = new LinkedHashSet<>();
+        final List<String> errors = new ArrayList<>();
+        final Map<String, String> shown = new TreeMap<>();
+
+        String jdbcUrl = "";
+        @Nullable String jdbcUser;
+        @Nullable String jdbcPassword;
+        int poolSize;
+        Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
+        TxboxTables tables = TxboxTables.defaults();
+        @Nullable String relayId;
+        int workers = Relay.DEFAULT_WORKERS;
+        int batchSize = Relay.DEFAULT_BATCH_SIZE;
+        Duration pollInterval = Relay.DEFAULT_POLL_INTERVAL;
+        Duration publishTimeout = Relay.DEFAULT_PUBLISH_TIMEOUT;
+        Duration laneLease = Relay.DEFAULT_LANE_LEASE;
+        int maxAttempts = Relay.DEFAULT_MAX_ATTEMPTS;
+        Duration initialBackoff = Relay.DEFAULT_INITIAL_BACKOFF;
+        Duration maxBackoff = Relay.DEFAULT_MAX_BACKOFF;
+        Duration backlogInterval = Relay.DEFAULT_BACKLOG_INTERVAL;
+        Duration shutdownTimeout = Relay.DEFAULT_SHUTDOWN_TIMEOUT;
+        final Map<String, String> kafka = new TreeMap<>();
+        @Nullable String rabbitUri;
+        final Map<String, Destination> destinations = new TreeMap<>();
+        String httpHost = DEFAULT_HTTP_HOST;
+        int httpPort = DEFAULT_HTTP_PORT;
+        Duration healthTimeout = DEFAULT_HEALTH_TIMEOUT;
+
+        Reader(Map<String, Raw> raw) {
+            this.raw = raw;
+            raw.forEach((k, v) -> shown.put(k, Redaction.value(k, v.value())));
+        }
+
+        void read() {
+            Raw url = raw.get(JDBC_URL);
+            if (url == null || url.value().isEmpty()) {
+                errors.add(JDBC_URL + " is required (the JDBC URL of the database holding the outbox), "
+                        + (url == null ? "but is not set" : "but is empty (" + url.origin() + ")"));
+            } else if (!url.value().startsWith("jdbc:")) {
+                error(url, "must be a JDBC URL starting with jdbc:");
+            } else {
+                jdbcUrl = url.value();
+                Redaction.register(passwordParam(jdbcUrl));
+            }
+            used.add(JDBC_URL);
+            jdbcUser = string(JDBC_USER);
+            jdbcPassword = string(JDBC_PASSWORD);
+            Redaction.register(jdbcPassword);
+
+            String schema = orDefault(string(SCHEMA), TxboxTables.DEFAULT_SCHEMA);
+            String prefix = orDefault(stringAllowEmpty(TABLE_PREFIX), TxboxTables.DEFAULT_PREFIX);
+            try {
+                tables = new TxboxTables(schema, prefix);
+            } catch (ConfigException e) {
+                Raw bad = raw.containsKey(SCHEMA) && e.getMessage().startsWith("schema") ? raw.get(SCHEMA) : raw.get(TABLE_PREFIX);
+                if (bad != null) {
+                    error(bad, e.getMessage().replaceFirst(", but was .*", ""));
+                } else {
+                    errors.add(e.getMessage());
+                }
+            }
+
+            relayId = string(RELAY_ID);
+            if (relayId != null && !relayId.matches("[A-Za-z0-9._:-]{1,200}")) {
+                error(raw.get(RELAY_ID), "must be 1 to 200 characters of [A-Za-z0-9._:-]");
+            }
+            workers = integer(WORKERS, workers, 1, 64);
+            batchSize = integer(BATCH_SIZE, batchSize, 1, Relay.MAX_BATCH_SIZE);
+            pollInterval = duration(POLL_INTERVAL, pollInterval, Duration.ofMillis(1), Duration.ofHours(1));
+            publishTimeout = duration(PUBLISH_TIMEOUT, publishTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
+            laneLease = duration(LANE_LEASE, laneLease, Duration.ofSeconds(1), Duration.ofHours(1));
+            maxAttempts = integer(MAX_ATTEMPTS, maxAttempts, 1, 1_000_000);
+            initialBackoff = duration(INITIAL_BACKOFF, initialBackoff, Duration.ofMillis(1), Duration.ofDays(1));
+            maxBackoff = duration(MAX_BACKOFF, maxBackoff, Duration.ofMillis(1), Duration.ofDays(1));
+            backlogInterval = duration(BACKLOG_INTERVAL, backlogInterval, Duration.ZERO, Duration.ofDays(1));
+            if (!backlogInterval.isZero() && backlogInterval.compareTo(Duration.ofMillis(100)) < 0) {
+                error(raw.get(BACKLOG_INTERVAL), "must be 0 (off) or at least 100ms");
+            }
+            shutdownTimeout = duration(SHUTDOWN_TIMEOUT, shutdownTimeout, Duration.ZERO, Duration.ofHours(1));
+            if (publishTimeout.compareTo(laneLease) >= 0) {
+                errors.add(PUBLISH_TIMEOUT + " (" + Durations.format(publishTimeout) + ") must be shorter than "
+                        + LANE_LEASE + " (" + Durations.format(laneLease) + "), or a lane could change owner while "
+                        + "its batch is still being published");
+            }
+            if (initialBackoff.compareTo(maxBackoff) > 0) {
+                errors.add(INITIAL_BACKOFF + " (" + Durations.format(initialBackoff) + ") must not exceed "
+                        + MAX_BACKOFF + " (" + Durations.format(maxBackoff) + ")");
+            }
+            // one connection per worker, one for health checks, one spare for a slow return
+            poolSize = integer(JDBC_POOL_SIZE, workers + 2, 1, MAX_POOL_SIZE);
+            if (raw.containsKey(JDBC_POOL_SIZE) && poolSize < workers + 1) {
+                error(raw.get(JDBC_POOL_SIZE), "must be at least " + WORKERS + " + 1 (" + (workers + 1)
+                        + "): each worker keeps a connection, and health checks need one more");
+            }
+            connectionTimeout = duration(JDBC_CONNECTION_TIMEOUT, connectionTimeout, Duration.ofMillis(250), Duration.ofMinutes(10));
+
+            readDestinations();
+            readKafka();
+            readRabbit();
+
+            httpHost = orDefault(string(HTTP_HOST), DEFAULT_HTTP_HOST);
+            httpPort = integer(HTTP_PORT, httpPort, 0, 65535);
+            healthTimeout = duration(HEALTH_TIMEOUT, healthTimeout, Duration.ofMillis(10), Duration.ofMinutes(1));
+
+            for (Raw r : raw.values()) {
+                if (!used.contains(r.key())) {
+                    errors.add(r.key() + " (" + r.origin() + ") is not a known key" + hint(r.key()));
+                }
+            }
+        }
+
+        private void readDestinations() {
+            for (Raw r : raw.values()) {
+                if (!r.key().startsWith(DESTINATION_PREFIX)) {
+                    continue;
+                }
+                used.add(r.key());
+                String name = r.key().substring(DESTINATION_PREFIX.length());
+                if (name.isEmpty() || name.length() > 255) {
+                    error(r, "needs a destination name of 1 to 255 characters after " + DESTINATION_PREFIX);
+                    continue;
+                }
+                String v = r.value();
+                int colon = v.indexOf(':');
+                String kind = colon < 0 ? "" : v.substring(0, colon).toLowerCase(Locale.ROOT);
+                String target = colon < 0 ? "" : v.substring(colon + 1).trim();
+                if (kind.equals(Broker.KAFKA.id())) {
+                    if (!KAFKA_TOPIC.matcher(target).matches() || target.equals(".") || target.equals("..")) {
+                        error(r, "must name a Kafka topic of 1 to 249 characters of [a-zA-Z0-9._-] after kafka:");
+                        continue;
+                    }
+                    destinations.put(name, new Destination(name, Broker.KAFKA, target));
+                } else if (kind.equals(Broker.RABBITMQ.id())) {
+                    if (target.isEmpty() || target.length() > 255 || target.chars().anyMatch(Character::isISOControl)) {
+                        error(r, "must name a RabbitMQ exchange of 1 to 255 characters after rabbitmq:");
+                        continue;
+                    }
+                    destinations.put(name, new Destination(name, Broker.RABBITMQ, target));
+                } else {
+                    error(r, "must be kafka:<topic> or rabbitmq:<exchange>");
+                }
+            }
+        }
+
+        private void readKafka() {
+            Set<String> producerNames = KafkaNames.producerConfigNames();
+            for (Raw r : raw.values()) {
+                if (!r.key().startsWith(KAFKA_PREFIX) || r.key().equals(KAFKA_BOOTSTRAP)) {
+                    continue;
+                }
+                used.add(r.key());
+                String name = r.key().substring(KAFKA_PREFIX.length());
+                if (name.equals("bootstrap.servers")) {
+                    error(r, "is spelled " + KAFKA_BOOTSTRAP + " here");
+                } else if (KAFKA_RESERVED.contains(name)) {
+                    error(r, "is set by the relay itself (acks=all, idempotent producer, byte serializers) and cannot be changed");
+                } else if (!producerNames.isEmpty() && !producerNames.contains(name)) {
+                    error(r, "is not a Kafka producer property" + KafkaNames.suggest(name));
+                } else {
+                    kafka.put(name, r.value());
+                    if (Redaction.isSecretKey(name)) {
+                        Redaction.register(r.value());
+                    }
+                }
+            }
+            String bootstrap = string(KAFKA_BOOTSTRAP);
+            if (bootstrap != null) {
+                kafka.put("bootstrap.servers", bootstrap);
+            }
+            boolean needed = destinations.values().stream().anyMatch(d -> d.broker() == Broker.KAFKA);
+            if (needed && bootstrap == null) {
+                errors.add(KAFKA_BOOTSTRAP + " is required because destination "
+                        + Texts.quote(first(Broker.KAFKA)) + " goes to Kafka, but is not set");
+            }
+        }
+
+        private void readRabbit() {
+            rabbitUri = string(RABBITMQ_URI);
+            if (rabbitUri != null) {
+                Redaction.register(userInfoPassword(rabbitUri));
+                if (!rabbitUri.startsWith("amqp://") && !rabbitUri.startsWith("amqps://")) {
+                    error(raw.get(RABBITMQ_URI), "must be an amqp:// or amqps:// URI");
+                } else {
+                    try {
+                        java.net.URI.create(rabbitUri);
+                    } catch (IllegalArgumentException e) {
+                        error(raw.get(RABBITMQ_URI), "is not a valid URI");
+                    }
+                }
+            }
+            boolean needed = destinations.values().stream().anyMatch(d -> d.broker() == Broker.RABBITMQ);
+            if (needed && rabbitUri == null) {
+                errors.add(RABBITMQ_URI + " is required because destination "
+                        + Texts.quote(first(Broker.RABBITMQ)) + " goes to RabbitMQ, but is not set");
+            }
+        }
+
+        private String first(Broker broker) {
+            return destinations.values().stream().filter(d -> d.broker() == broker).findFirst().map(Destination::name).orElse("");
+        }
+
+        private @Nullable String string(String key) {
+            used.add(key);
+            Raw r = raw.get(key);
+            return r == null || r.value().isEmpty() ? null : r.value();
+        }
+
+        private @Nullable String stringAllowEmpty(String key) {
+            used.add(key);
+            Raw r = raw.get(key);
+            return r == null ? null : r.value();
+        }
+
+        private int integer(String key, int defaultValue, int min, int max) {
+            return parse(key, defaultValue, s -> {
+                int v = Integer.parseInt(s);
+                return v < min || v > max ? null : v;
+            }, "must be a whole number from " + min + " to " + max);
+        }
+
+        private Duration duration(String key, Duration defaultValue, Duration min, Duration max) {
+            return parse(key, defaultValue, s -> {
+                Duration d = Durations.parse(s);
+                return d == null || d.compareTo(min) < 0 || d.compareTo(max) > 0 ? null : d;
+            }, "must be a duration from " + Durations.format(min) + " to " + Durations.format(max)
+                    + " (like 250ms, 30s, 5m, 12h, 7d or ISO-8601 PT0.25S)");
+        }
+
+        private <T> T parse(String key, T defaultValue, Function<String, @Nullable T> parser, String rule) {
+            used.add(key);
+            Raw r = raw.get(key);
+            if (r == null) {
+                return defaultValue;
+            }
+            T v = null;
+            try {
+                v = parser.apply(r.value());
+            } catch (NumberFormatException e) {
+                // reported below
+            }
+            if (v == null) {
+                error(r, rule);
+                return defaultValue;
+            }
+            return v;
+        }
+
+        private void error(@Nullable Raw r, String rule) {
+            if (r == null) {
+                errors.add(rule);
+                return;
+            }
+            errors.add(r.key() + " = " + Texts.quote(Redaction.value(r.key(), r.value())) + " (" + r.origin() + "): " + rule);
+        }
+
+        private static String orDefault(@Nullable String v, String d) {
+            return v == null ? d : v;
+        }
+
+        private static String hint(String key) {
+            String best = null;
+            int bestDistance = Integer.MAX_VALUE;
+            for (String k : FIXED_KEYS) {
+                int d = distance(key, k);
+                if (d < bestDistance) {
+                    bestDistance = d;
+                    best = k;
+                }
+            }
+            if (best != null && bestDistance <= 3) {
+                return "; did you mean " + best + "?";
+            }
+            if (!key.startsWith("txbox.")) {
+                return "; every key starts with txbox.";
+            }
+            return "";
+        }
+    }
+
+    /** Levenshtein distance, for "did you mean" hints on typos. */
+    static int distance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
+    }
+
+    private static @Nullable String passwordParam(String jdbcUrl) {
+        java.util.regex.Matcher m = Pattern.compile("(?i)[?&;]password=([^&;]*)").matcher(jdbcUrl);
+        return m.find() ? m.group(1) : userInfoPassword(jdbcUrl);
+    }
+
+    private static @Nullable String userInfoPassword(String uri) {
+        java.util.regex.Matcher m = Pattern.compile("://[^:/@\\s]*:([^@\\s/]*)@").matcher(uri);
+        return m.find() ? m.group(1) : null;
+    }
+}

@@ -1,0 +1,241 @@
+package io.txbox.relay.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.txbox.TxboxTables;
+import io.txbox.outbox.Outbox;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import io.txbox.relay.cli.TxboxCliTest.Result;
+import io.txbox.testkit.TestPostgres;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Every admin command in-process against a real PostgreSQL schema. */
+class AdminCliIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass();
+
+    @TempDir
+    static Path dir;
+
+    static Path config;
+    static TxboxTables tables;
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    @BeforeAll
+    static void migrateThroughTheCli() throws Exception {
+        tables = TxboxTables.inSchema(PG.schema());
+        config = dir.resolve("relay.properties");
+        Files.writeString(config, String.join("\n",
+                "txbox.jdbc.url=" + PG.jdbcUrl(),
+                "txbox.jdbc.user=" + PG.user(),
+                "txbox.jdbc.password=" + PG.password(),
+                "txbox.schema=" + PG.schema()));
+        Result r = cli("migrate");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("schema " + PG.schema() + ": 1 migration(s) applied, now at version 1");
+    }
+
+    static Result cli(String... args) {
+        String[] all = new String[args.length + 2];
+        System.arraycopy(args, 0, all, 0, args.length);
+        all[args.length] = "--config";
+        all[args.length + 1] = config.toString();
+        return TxboxCliTest.run(Map.of(), all);
+    }
+
+    static JsonNode json(Result r) throws Exception {
+        assertThat(r.code()).as(r.err()).isZero();
+        return JSON.readTree(r.out());
+    }
+
+    @BeforeEach
+    void empty() throws Exception {
+        sql("truncate " + table(tables.outboxTable()) + ", " + table(tables.outboxDeadTable()) + ", " + table(tables.inboxTable()));
+    }
+
+    static String table(String name) {
+        return tables.qualified(name);
+    }
+
+    static void sql(String statement) throws Exception {
+        try (Connection c = PG.connection(); Statement s = c.createStatement()) {
+            s.execute(statement);
+        }
+    }
+
+    static long count(String where) throws Exception {
+        try (Connection c = PG.connection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("select count(*) from " + where)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    static void dead(long id, String stepKey, String destination, String age) throws Exception {
+        sql("insert into " + table(tables.outboxDeadTable()) + " (id, step_key, original_key, destination, routing_key, lane,"
+                + " payload, header_names, header_values, content_type, traceparent, created_at, attempts, reason, dead_at)"
+                + " values (" + id + ", '" + stepKey + "', 'orig', '" + destination + "', 'rk', 3, convert_to('{\"secret\":1}', 'UTF8'),"
+                + " array['x-tenant'], array['t1'], 'application/json', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',"
+                + " now() - interval '" + age + "', 10, 'broker said no: topic missing', now() - interval '" + age + "')");
+    }
+
+    static void send(String key) throws Exception {
+        try (Connection c = PG.connection()) {
+            Outbox.builder().tables(tables).build().send(c, OutboxMessage.builder(StepKey.of(key, "pay"), "payments")
+                    .payload("{}").build());
+        }
+    }
+
+    @Test
+    void migrate_again_isNoOp() throws Exception {
+        JsonNode r = json(cli("migrate", "--json"));
+        assertThat(r.get("migrationsExecuted").asInt()).isZero();
+        assertThat(r.get("schemaVersion").asText()).isEqualTo("1");
+    }
+
+    @Test
+    void status_showsBacklogOldestAgeAndDeadCountsPerTable() throws Exception {
+        send("S1");
+        send("S2");
+        dead(1, "D1:pay", "payments", "1 hour");
+        sql("insert into " + table(tables.inboxTable()) + " (consumer, message_key, status, attempts) values ('c', 'k', 'DEAD', 5)");
+
+        JsonNode s = json(cli("status", "--json"));
+        assertThat(s.at("/outbox/pending").asLong()).isEqualTo(2);
+        assertThat(s.at("/outbox/ready").asLong()).isEqualTo(2);
+        assertThat(s.at("/outbox/oldestPendingAgeSeconds").asDouble()).isGreaterThanOrEqualTo(0.0);
+        assertThat(s.at("/outbox/dead").asLong()).isEqualTo(1);
+        assertThat(s.at("/inbox/dead").asLong()).isEqualTo(1);
+
+        Result text = cli("status");
+        assertThat(text.out()).contains("outbox  pending 2 (2 ready now)", "outbox  dead    1", "inbox   dead    1");
+    }
+
+    @Test
+    void status_empty_showsNoAge() throws Exception {
+        JsonNode s = json(cli("status", "--json"));
+        assertThat(s.at("/outbox/pending").asLong()).isZero();
+        assertThat(s.at("/outbox/oldestPendingAgeSeconds").isNull()).isTrue();
+    }
+
+    @Test
+    void deadList_showsIdStepKeyDestinationAttemptsReasonAndDeadAt_butNoPayload() throws Exception {
+        dead(7, "A:pay", "payments", "2 hours");
+        dead(8, "B:ship", "shipping", "1 hour");
+        Result r = cli("dead", "list");
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("ID", "STEP KEY", "DESTINATION", "ATTEMPTS", "DEAD AT", "REASON")
+                .contains("A:pay", "B:ship", "payments", "broker said no: topic missing").doesNotContain("secret");
+        assertThat(r.out().indexOf("B:ship")).as("newest first").isLessThan(r.out().indexOf("A:pay"));
+
+        JsonNode list = json(cli("dead", "list", "--json", "--destination", "shipping", "--payload"));
+        assertThat(list).hasSize(1);
+        assertThat(list.get(0).get("id").asLong()).isEqualTo(8);
+        assertThat(list.get(0).get("attempts").asInt()).isEqualTo(10);
+        assertThat(list.get(0).get("payload").asText()).isEqualTo("{\"secret\":1}");
+    }
+
+    @Test
+    void deadList_none_saysSo() {
+        assertThat(cli("dead", "list").out()).contains("no dead outbox entries");
+    }
+
+    @Test
+    void deadRetry_id_movesTheRowBackWithZeroAttemptsKeepingHeadersAndTrace() throws Exception {
+        dead(11, "R:pay", "payments", "1 day");
+        dead(12, "Q:pay", "payments", "1 day");
+        Result r = cli("dead", "retry", "11");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("requeued 1 dead entry (id 11)");
+        assertThat(count(table(tables.outboxDeadTable()))).isEqualTo(1);
+        assertThat(count(table(tables.outboxTable()) + " where step_key = 'R:pay' and attempts = 0 and lane = 3"
+                + " and header_names = array['x-tenant'] and traceparent like '00-0af7%' and available_at <= now()")).isEqualTo(1);
+    }
+
+    @Test
+    void deadRetry_unknownId_failsWithExitOne() {
+        Result r = cli("dead", "retry", "999");
+        assertThat(r.code()).isEqualTo(TxboxCli.FAILED);
+        assertThat(r.err()).contains("no dead outbox entry has id 999");
+    }
+
+    @Test
+    void deadRetry_all_ofOneDestination() throws Exception {
+        dead(21, "A:pay", "payments", "1 day");
+        dead(22, "B:pay", "payments", "1 day");
+        dead(23, "C:ship", "shipping", "1 day");
+        JsonNode r = json(cli("dead", "retry", "--all", "--destination", "payments", "--json"));
+        assertThat(r.get("requeued").asInt()).isEqualTo(2);
+        assertThat(count(table(tables.outboxTable()))).isEqualTo(2);
+        assertThat(cli("dead", "retry", "--all").out()).contains("requeued 1 dead entry");
+        assertThat(count(table(tables.outboxDeadTable()))).isZero();
+    }
+
+    @Test
+    void deadRetry_stepKeyAlreadyPending_isRemovedNotDuplicated() throws Exception {
+        send("P");
+        dead(31, "P:pay", "payments", "1 day");
+        JsonNode r = json(cli("dead", "retry", "31", "--json"));
+        assertThat(r.get("requeued").asInt()).isZero();
+        assertThat(r.get("alreadyPending").asInt()).isEqualTo(1);
+        assertThat(count(table(tables.outboxTable()) + " where step_key = 'P:pay'")).isEqualTo(1);
+        assertThat(count(table(tables.outboxDeadTable()))).isZero();
+    }
+
+    @Test
+    void deadPurge_olderThan_deletesOnlyOlderEntries() throws Exception {
+        dead(41, "Old:pay", "payments", "10 days");
+        dead(42, "New:pay", "payments", "1 hour");
+        JsonNode dry = json(cli("dead", "purge", "--older-than", "7d", "--dry-run", "--json"));
+        assertThat(dry.get("wouldPurge").asLong()).isEqualTo(1);
+        assertThat(count(table(tables.outboxDeadTable()))).isEqualTo(2);
+
+        Result r = cli("dead", "purge", "--older-than", "P7D");
+        assertThat(r.out()).contains("purged 1 dead entry older than 7d");
+        assertThat(count(table(tables.outboxDeadTable()) + " where step_key = 'New:pay'")).isEqualTo(1);
+        assertThat(count(table(tables.outboxDeadTable()))).isEqualTo(1);
+    }
+
+    @Test
+    void inboxPurge_olderThan_deletesOnlyOldCompletedEntries() throws Exception {
+        String inbox = table(tables.inboxTable());
+        sql("insert into " + inbox + " (consumer, message_key, status, completed_at) values"
+                + " ('orders', 'old', 'COMPLETED', now() - interval '40 days'),"
+                + " ('billing', 'old', 'COMPLETED', now() - interval '40 days'),"
+                + " ('orders', 'recent', 'COMPLETED', now() - interval '1 day'),"
+                + " ('orders', 'dead', 'DEAD', null),"
+                + " ('orders', 'busy', 'PROCESSING', null)");
+        sql("update " + inbox + " set received_at = now() - interval '40 days'");
+
+        JsonNode one = json(cli("inbox", "purge", "--older-than", "30d", "--consumer", "billing", "--json"));
+        assertThat(one.get("purged").asLong()).isEqualTo(1);
+        Result r = cli("inbox", "purge", "--older-than", "30d");
+        assertThat(r.out()).contains("purged 1 completed inbox entry older than 30d");
+        assertThat(count(inbox)).isEqualTo(3);
+        assertThat(count(inbox + " where message_key in ('recent', 'dead', 'busy')")).isEqualTo(3);
+    }
+
+    @Test
+    void databaseUnreachable_exitsOneAndMasksThePassword() throws Exception {
+        Path bad = dir.resolve("bad.properties");
+        Files.writeString(bad, String.join("\n", "txbox.jdbc.url=jdbc:postgresql://127.0.0.1:1/test?password=url-pw-4242",
+                "txbox.jdbc.password=cfg-pw-4343", "txbox.jdbc.connection-timeout=1s"));
+        Result r = TxboxCliTest.run(Map.of(), "status", "--config", bad.toString());
+        assertThat(r.code()).isEqualTo(TxboxCli.FAILED);
+        assertThat(r.err()).contains("cannot connect to the database at jdbc:postgresql://127.0.0.1:1/test?password=****")
+                .doesNotContain("url-pw-4242", "cfg-pw-4343");
+    }
+}

@@ -1,0 +1,77 @@
+package io.txbox.relay.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+class TxboxCliTest {
+    record Result(int code, String out, String err) {}
+
+    static Result run(Map<String, String> env, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = TxboxCli.execute(env, new PrintWriter(out), new PrintWriter(err), args);
+        return new Result(code, out.toString(), err.toString());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "run", "migrate", "status", "dead", "dead list", "dead retry", "dead purge", "inbox", "inbox purge"})
+    void help_everyCommand_printsUsageAndExitsZero(String command) {
+        List<String> args = new java.util.ArrayList<>(command.isEmpty() ? List.of() : List.of(command.split(" ")));
+        args.add("--help");
+        Result r = run(Map.of(), args.toArray(String[]::new));
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("Usage: txbox-relay" + (command.isEmpty() ? "" : " " + command));
+    }
+
+    @Test
+    void noCommand_isUsageError() {
+        Result r = run(Map.of());
+        assertThat(r.code()).isEqualTo(TxboxCli.USAGE);
+        assertThat(r.err()).contains("Missing command");
+    }
+
+    @Test
+    void deadPurge_withoutOlderThan_isUsageError() {
+        Result r = run(Map.of(), "dead", "purge");
+        assertThat(r.code()).isEqualTo(TxboxCli.USAGE);
+        assertThat(r.err()).contains("--older-than");
+    }
+
+    @Test
+    void inboxPurge_badDuration_namesIt() {
+        Result r = run(Map.of(), "inbox", "purge", "--older-than", "soon");
+        assertThat(r.code()).isEqualTo(TxboxCli.USAGE);
+        assertThat(r.err()).contains("'soon' is not a positive duration");
+    }
+
+    @Test
+    void deadRetry_idAndAll_areExclusive() {
+        assertThat(run(Map.of(), "dead", "retry", "5", "--all").code()).isEqualTo(TxboxCli.USAGE);
+        assertThat(run(Map.of(), "dead", "retry").code()).isEqualTo(TxboxCli.USAGE);
+    }
+
+    @Test
+    void invalidConfig_exitsTwoNamingKeyAndValue_withoutSecrets() {
+        Result r = run(Map.of("TXBOX_JDBC_URL", "jdbc:postgresql://h/db", "TXBOX_JDBC_PASSWORD", "cli-secret-99",
+                "TXBOX_RELAY_WORKERS", "many"), "status");
+        assertThat(r.code()).isEqualTo(TxboxCli.USAGE);
+        assertThat(r.err()).contains("txbox.relay.workers = \"many\" (env TXBOX_RELAY_WORKERS)").doesNotContain("cli-secret-99");
+    }
+
+    @Test
+    void runCheck_printsMaskedConfig() {
+        Result r = run(Map.of("TXBOX_JDBC_URL", "jdbc:postgresql://h/db", "TXBOX_JDBC_PASSWORD", "cli-secret-98",
+                "TXBOX_RABBITMQ_URI", "amqp://app:rabbit-pw-97@r:5672", "TXBOX_DESTINATION_SHIPPING", "rabbitmq:shipping"),
+                "run", "--check");
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("txbox.jdbc.password=****", "amqp://app:****@r:5672", "configuration is valid")
+                .doesNotContain("cli-secret-98", "rabbit-pw-97");
+    }
+}

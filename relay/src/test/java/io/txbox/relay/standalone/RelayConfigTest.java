@@ -1,0 +1,173 @@
+package io.txbox.relay.standalone;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.txbox.ConfigException;
+import io.txbox.relay.Relay;
+import io.txbox.relay.standalone.RelayConfig.Broker;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RelayConfigTest {
+    @TempDir
+    Path dir;
+
+    private Path file(String... lines) throws IOException {
+        Path f = dir.resolve("relay.properties");
+        Files.writeString(f, String.join("\n", lines));
+        return f;
+    }
+
+    private static final String URL = "txbox.jdbc.url=jdbc:postgresql://db:5432/orders";
+
+    @Test
+    void load_minimal_takesTheRelayDefaults() throws IOException {
+        RelayConfig c = RelayConfig.load(file(URL, "txbox.destination.payments=kafka:payments",
+                "txbox.kafka.bootstrap-servers=k:9092"), Map.of());
+        assertThat(c.batchSize()).isEqualTo(Relay.DEFAULT_BATCH_SIZE);
+        assertThat(c.pollInterval()).isEqualTo(Relay.DEFAULT_POLL_INTERVAL);
+        assertThat(c.workers()).isEqualTo(Relay.DEFAULT_WORKERS);
+        assertThat(c.poolSize()).isEqualTo(Relay.DEFAULT_WORKERS + 2);
+        assertThat(c.tables().schema()).isEqualTo("public");
+        assertThat(c.httpPort()).isEqualTo(RelayConfig.DEFAULT_HTTP_PORT);
+        assertThat(c.kafkaProperties()).containsEntry("bootstrap.servers", "k:9092");
+        assertThat(c.destinations().get("payments")).isEqualTo(new RelayConfig.Destination("payments", Broker.KAFKA, "payments"));
+    }
+
+    @Test
+    void load_everyKey_isParsed() throws IOException {
+        RelayConfig c = RelayConfig.load(file(URL, "txbox.jdbc.user=relay", "txbox.jdbc.password=pw-1234",
+                "txbox.jdbc.pool-size=9", "txbox.schema=orders", "txbox.table-prefix=tx_", "txbox.relay.id=relay-a",
+                "txbox.relay.workers=4", "txbox.relay.batch-size=50", "txbox.relay.poll-interval=250ms",
+                "txbox.relay.publish-timeout=PT2S", "txbox.relay.lane-lease=20s", "txbox.relay.max-attempts=3",
+                "txbox.relay.initial-backoff=100ms", "txbox.relay.max-backoff=1m", "txbox.relay.backlog-interval=0",
+                "txbox.relay.shutdown-timeout=5s", "txbox.kafka.bootstrap-servers=k:9092", "txbox.kafka.linger.ms=20",
+                "txbox.rabbitmq.uri=amqp://u:p@r:5672/%2f", "txbox.destination.shipping=rabbitmq:shipping-x",
+                "txbox.destination.payments=kafka:payments.v1", "txbox.http.host=127.0.0.1", "txbox.http.port=0",
+                "txbox.health.timeout=500ms"), Map.of());
+        assertThat(c.jdbcUser()).isEqualTo("relay");
+        assertThat(c.poolSize()).isEqualTo(9);
+        assertThat(c.tables().qualified(c.tables().outboxTable())).isEqualTo("\"orders\".\"tx_outbox\"");
+        assertThat(c.relayId()).isEqualTo("relay-a");
+        assertThat(c.pollInterval()).isEqualTo(Duration.ofMillis(250));
+        assertThat(c.publishTimeout()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(c.backlogInterval()).isZero();
+        assertThat(c.kafkaProperties()).containsEntry("linger.ms", "20");
+        assertThat(c.destinations().get("shipping").broker()).isEqualTo(Broker.RABBITMQ);
+        assertThat(c.httpPort()).isZero();
+    }
+
+    @Test
+    void batchSize_notANumber_messageNamesKeyValueAndFile() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.batch-size=lots"), Map.of()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("txbox.relay.batch-size = \"lots\" (relay.properties): must be a whole number from 1 to 10000");
+    }
+
+    @Test
+    void pollInterval_badDuration_messageNamesKeyAndValue() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.poll-interval=fast"), Map.of()))
+                .hasMessageContaining("txbox.relay.poll-interval = \"fast\"").hasMessageContaining("250ms");
+    }
+
+    @Test
+    void env_overridesFileAndIsNamedInErrors() throws IOException {
+        Path f = file(URL, "txbox.relay.batch-size=10");
+        assertThat(RelayConfig.load(f, Map.of("TXBOX_RELAY_BATCH_SIZE", "20")).batchSize()).isEqualTo(20);
+        assertThatThrownBy(() -> RelayConfig.load(f, Map.of("TXBOX_RELAY_BATCH_SIZE", "0")))
+                .hasMessageContaining("txbox.relay.batch-size = \"0\" (env TXBOX_RELAY_BATCH_SIZE)");
+    }
+
+    @Test
+    void env_aloneWithoutFile_isEnough() {
+        RelayConfig c = RelayConfig.load(null, Map.of("TXBOX_JDBC_URL", "jdbc:postgresql://h/db",
+                "TXBOX_DESTINATION_PAYMENTS", "kafka:payments", "TXBOX_KAFKA_BOOTSTRAP_SERVERS", "k:1",
+                "TXBOX_KAFKA_LINGER_MS", "7", "OTHER", "x"));
+        assertThat(c.destinations()).containsKey("payments");
+        assertThat(c.kafkaProperties()).containsEntry("linger.ms", "7").containsEntry("bootstrap.servers", "k:1");
+    }
+
+    @Test
+    void env_unknownTxboxVariable_isIgnoredAndReported() {
+        RelayConfig c = RelayConfig.load(null, Map.of("TXBOX_JDBC_URL", "jdbc:postgresql://h/db", "TXBOX_JDBC_PASWORD", "x"));
+        assertThat(c.ignoredEnv()).containsExactly("TXBOX_JDBC_PASWORD");
+    }
+
+    @Test
+    void unknownKey_isAnErrorWithAHint() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.batchsize=5"), Map.of()))
+                .hasMessageContaining("txbox.relay.batchsize (relay.properties) is not a known key; did you mean txbox.relay.batch-size?");
+    }
+
+    @Test
+    void kafkaProperty_typoAndReserved_areErrors() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.kafka.linger.mss=5", "txbox.kafka.acks=1"), Map.of()))
+                .hasMessageContaining("txbox.kafka.linger.mss = \"5\" (relay.properties): is not a Kafka producer property; did you mean linger.ms?")
+                .hasMessageContaining("txbox.kafka.acks = \"1\"").hasMessageContaining("set by the relay itself");
+    }
+
+    @Test
+    void destination_badSyntaxAndMissingBroker_areErrors() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.destination.a=sqs:q", "txbox.destination.b=kafka:bad topic",
+                "txbox.destination.c=rabbitmq:x"), Map.of()))
+                .hasMessageContaining("txbox.destination.a = \"sqs:q\" (relay.properties): must be kafka:<topic> or rabbitmq:<exchange>")
+                .hasMessageContaining("txbox.destination.b = \"kafka:bad topic\"")
+                .hasMessageContaining("txbox.rabbitmq.uri is required because destination \"c\" goes to RabbitMQ");
+    }
+
+    @Test
+    void jdbcUrl_missing_isNamed() {
+        assertThatThrownBy(() -> RelayConfig.load(null, Map.of()))
+                .hasMessageContaining("txbox.jdbc.url is required");
+    }
+
+    @Test
+    void publishTimeout_notBelowLaneLease_isAnError() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.publish-timeout=30s", "txbox.relay.lane-lease=30s"), Map.of()))
+                .hasMessageContaining("txbox.relay.publish-timeout (30s) must be shorter than txbox.relay.lane-lease (30s)");
+    }
+
+    @Test
+    void schema_invalid_namesKey() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.schema=Orders;drop"), Map.of()))
+                .hasMessageContaining("txbox.schema = \"Orders;drop\" (relay.properties): schema must match");
+    }
+
+    @Test
+    void secrets_neverInToStringOrErrors() throws IOException {
+        Path f = file("txbox.jdbc.url=jdbc:postgresql://h/db?user=a&password=url-secret-1", "txbox.jdbc.password=pw-secret-2",
+                "txbox.rabbitmq.uri=amqp://guest:rabbit-secret-3@h:5672", "txbox.destination.s=rabbitmq:s",
+                "txbox.kafka.sasl.jaas.config=x required password=\"jaas-secret-4\";");
+        RelayConfig c = RelayConfig.load(f, Map.of());
+        assertThat(c.toString()).doesNotContain("url-secret-1", "pw-secret-2", "rabbit-secret-3", "jaas-secret-4")
+                .contains("amqp://guest:****@h:5672").contains("password=****");
+        assertThatThrownBy(() -> RelayConfig.load(f, Map.of("TXBOX_RELAY_WORKERS", "x", "TXBOX_JDBC_PASSWORD", "")))
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("url-secret-1", "rabbit-secret-3", "jaas-secret-4"));
+        assertThatThrownBy(() -> RelayConfig.load(file("txbox.jdbc.url=postgres://u:pw-5678@h/db"), Map.of()))
+                .hasMessageContaining("postgres://u:****@h/db").satisfies(e -> assertThat(e.getMessage()).doesNotContain("pw-5678"));
+    }
+
+    @Test
+    void poolSize_belowWorkersPlusOne_isAnError() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.workers=4", "txbox.jdbc.pool-size=4"), Map.of()))
+                .hasMessageContaining("txbox.jdbc.pool-size = \"4\" (relay.properties): must be at least txbox.relay.workers + 1 (5)");
+    }
+
+    @Test
+    void requireDestinations_none_isAnError() throws IOException {
+        RelayConfig c = RelayConfig.load(file(URL), Map.of());
+        assertThatThrownBy(c::requireDestinations).hasMessageContaining("no destination is configured");
+    }
+
+    @Test
+    void file_missing_isNamed() {
+        assertThatThrownBy(() -> RelayConfig.load(dir.resolve("nope.properties"), Map.of()))
+                .hasMessageContaining("nope.properties does not exist");
+    }
+}

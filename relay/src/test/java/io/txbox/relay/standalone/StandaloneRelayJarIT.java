@@ -1,0 +1,287 @@
+package io.txbox.relay.standalone;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
+import io.txbox.TxboxTables;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.outbox.Outbox;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TestPostgres;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The executable jar as an operator runs it: a separate process with a config file, publishing
+ * to a real Kafka broker and RabbitMQ, scraped over HTTP, stopped with SIGTERM.
+ */
+class StandaloneRelayJarIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass();
+
+    static final Path JAR = Path.of("target", "txbox-relay.jar");
+    static final String DB_SECRET = "jar-db-secret-7731";
+    static final String TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    static final Pattern PORT = Pattern.compile("HTTP port (\\d+)");
+
+    @TempDir
+    static Path dir;
+
+    static TxboxTables tables;
+    static String topic;
+    static String exchange;
+    static String queue;
+    static com.rabbitmq.client.Connection rabbit;
+    static Channel channel;
+    static final HttpClient http = HttpClient.newHttpClient();
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        assertThat(JAR).as("built in the package phase").exists();
+        tables = TxboxTables.inSchema(PG.schema());
+        TxboxMigrations.migrate(PG.dataSource(), tables);
+        topic = KafkaBroker.shared().uniqueTopic("jar-orders");
+        KafkaBroker.shared().createTopic(topic, 1);
+        ConnectionFactory f = new ConnectionFactory();
+        f.setHost(System.getenv().getOrDefault("TXBOX_TEST_RABBIT_HOST", "127.0.0.1"));
+        rabbit = f.newConnection("jar-it");
+        channel = rabbit.createChannel();
+        exchange = "txbox-jar-" + UUID.randomUUID().toString().substring(0, 8);
+        channel.exchangeDeclare(exchange, "fanout", false, true, null);
+        queue = channel.queueDeclare("", false, true, true, null).getQueue();
+        channel.queueBind(queue, exchange, "");
+    }
+
+    @AfterAll
+    static void tearDown() throws Exception {
+        if (rabbit != null) {
+            rabbit.close();
+        }
+    }
+
+    static Path config(String name, String... extra) throws IOException {
+        List<String> lines = new ArrayList<>(List.of(
+                "txbox.jdbc.url=" + PG.jdbcUrl(),
+                "txbox.jdbc.user=" + PG.user(),
+                // trust authentication ignores it; it is here to prove it is never printed
+                "txbox.jdbc.password=" + DB_SECRET,
+                "txbox.schema=" + PG.schema(),
+                "txbox.relay.poll-interval=50ms",
+                "txbox.relay.backlog-interval=200ms",
+                "txbox.relay.shutdown-timeout=10s",
+                "txbox.kafka.bootstrap-servers=" + KafkaBroker.shared().bootstrapServers(),
+                "txbox.rabbitmq.uri=amqp://guest:guest@" + System.getenv().getOrDefault("TXBOX_TEST_RABBIT_HOST", "127.0.0.1") + ":5672",
+                "txbox.destination.orders=kafka:" + topic,
+                "txbox.destination.shipping=rabbitmq:" + exchange,
+                "txbox.http.host=127.0.0.1",
+                "txbox.http.port=0"));
+        lines.addAll(List.of(extra));
+        Path file = dir.resolve(name);
+        Files.writeString(file, String.join("\n", lines));
+        return file;
+    }
+
+    /** The jar in a child JVM, stdout and stderr captured to files. */
+    record Child(Process process, Path out, Path err) {
+        String stdout() throws IOException {
+            return Files.readString(out, StandardCharsets.UTF_8);
+        }
+
+        String stderr() throws IOException {
+            return Files.readString(err, StandardCharsets.UTF_8);
+        }
+    }
+
+    static Child jar(String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar", JAR.toString()));
+        command.addAll(List.of(args));
+        String id = UUID.randomUUID().toString().substring(0, 8);
+        Path out = dir.resolve(id + ".out");
+        Path err = dir.resolve(id + ".err");
+        ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+        // the config file is the whole truth here: no TXBOX_* from the build's environment
+        pb.environment().keySet().removeIf(k -> k.startsWith("TXBOX_"));
+        return new Child(pb.start(), out, err);
+    }
+
+    static HttpResponse<String> get(int port, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static double published(String metrics, String destination) {
+        Matcher m = Pattern.compile("(?m)^txbox_relay_published_total\\{[^}]*destination=\"" + destination + "\"[^}]*} ([0-9.eE+]+)$")
+                .matcher(metrics);
+        return m.find() ? Double.parseDouble(m.group(1)) : -1;
+    }
+
+    static void send(String key, String destination, int count) throws Exception {
+        Outbox outbox = Outbox.builder().tables(tables).build();
+        try (Connection c = PG.connection()) {
+            c.setAutoCommit(false);
+            for (int i = 0; i < count; i++) {
+                outbox.send(c, OutboxMessage.builder(StepKey.of(key + i, "step"), destination).routingKey(key)
+                        .payload("{\"n\":" + i + "}").contentType("application/json").traceparent(TRACEPARENT).build());
+            }
+            c.commit();
+        }
+    }
+
+    @Test
+    void run_publishesToKafkaAndRabbit_servesHealthAndMetrics_andStopsCleanlyOnSigterm() throws Exception {
+        Child child = jar("run", "--config", config("run.properties").toString());
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> PORT.matcher(child.stderr()).find() || !child.process().isAlive());
+            Matcher pm = PORT.matcher(child.stderr());
+            assertThat(pm.find()).as(child.stderr()).isTrue();
+            int port = Integer.parseInt(pm.group(1));
+
+            assertThat(get(port, "/health/live").statusCode()).isEqualTo(200);
+            await().atMost(Duration.ofSeconds(20)).until(() -> get(port, "/health/ready").statusCode() == 200);
+            JsonNode ready = JSON.readTree(get(port, "/health").body());
+            assertThat(ready.at("/checks/database").asText()).isEqualTo("UP");
+            assertThat(ready.at("/checks/kafka:orders").asText()).isEqualTo("UP");
+            assertThat(ready.at("/checks/rabbitmq:shipping").asText()).isEqualTo("UP");
+
+            assertThat(published(get(port, "/metrics").body(), "orders")).as("registered at zero before any row").isZero();
+
+            send("order-1", "orders", 3);
+            send("ship-1", "shipping", 2);
+
+            await().atMost(Duration.ofSeconds(30)).until(() -> published(get(port, "/metrics").body(), "orders") >= 3
+                    && published(get(port, "/metrics").body(), "shipping") >= 2);
+            String metrics = get(port, "/metrics").body();
+            assertThat(metrics).contains("txbox_relay_publish_latency_seconds_count", "txbox_relay_failed_total",
+                    "txbox_relay_dead_lettered_total", "txbox_outbox_backlog_rows", "txbox_outbox_oldest_age_seconds",
+                    "hikaricp_connections", "jvm_memory_used_bytes");
+
+            List<ConsumerRecord<byte[], byte[]>> records = consume(topic, 3);
+            assertThat(records).hasSize(3);
+            for (ConsumerRecord<byte[], byte[]> r : records) {
+                Header tp = r.headers().lastHeader("traceparent");
+                assertThat(tp).as("traceparent header").isNotNull();
+                assertThat(new String(tp.value(), StandardCharsets.UTF_8)).isEqualTo(TRACEPARENT);
+            }
+            List<GetResponse> messages = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                GetResponse g = channel.basicGet(queue, true);
+                if (g != null) {
+                    messages.add(g);
+                }
+                return messages.size() >= 2;
+            });
+            assertThat(String.valueOf(messages.get(0).getProps().getHeaders().get("traceparent"))).isEqualTo(TRACEPARENT);
+
+            child.process().destroy(); // SIGTERM on Linux
+            assertThat(child.process().waitFor(30, TimeUnit.SECONDS)).as("stopped within 30 s").isTrue();
+            String log = child.stderr();
+            assertThat(child.process().exitValue()).as(log).isZero();
+            assertThat(log).contains("SIGTERM received, stopping", "stopped cleanly");
+            assertThat(log + child.stdout()).doesNotContain(DB_SECRET).doesNotContain("guest:guest");
+        } finally {
+            child.process().destroyForcibly();
+        }
+    }
+
+    static List<ConsumerRecord<byte[], byte[]>> consume(String topic, int expected) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, KafkaBroker.shared().bootstrapServers());
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, "jar-it-" + UUID.randomUUID());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+                return out.size() >= expected;
+            });
+        }
+        return out;
+    }
+
+    @Test
+    void run_rabbitDownAtStart_startsNotReadyNamingRabbitmq_andStopsCleanly() throws Exception {
+        // a later line of a properties file wins: nothing listens on port 1
+        Child child = jar("run", "--config", config("rabbit-down.properties",
+                "txbox.rabbitmq.uri=amqp://guest:guest@127.0.0.1:1").toString());
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> PORT.matcher(child.stderr()).find() || !child.process().isAlive());
+            Matcher pm = PORT.matcher(child.stderr());
+            assertThat(pm.find()).as(child.stderr()).isTrue();
+            int port = Integer.parseInt(pm.group(1));
+
+            assertThat(get(port, "/health/live").statusCode()).isEqualTo(200);
+            HttpResponse<String> health = get(port, "/health");
+            assertThat(health.statusCode()).isEqualTo(503);
+            JsonNode body = JSON.readTree(health.body());
+            assertThat(body.at("/checks/database").asText()).isEqualTo("UP");
+            assertThat(body.at("/checks/rabbitmq:shipping").asText()).startsWith("DOWN: rabbitmq not connected");
+
+            child.process().destroy();
+            assertThat(child.process().waitFor(30, TimeUnit.SECONDS)).as("stopped within 30 s").isTrue();
+            String log = child.stderr();
+            assertThat(child.process().exitValue()).as(log).isZero();
+            assertThat(log).contains("rabbitmq unreachable, starting anyway", "stopped cleanly").doesNotContain("guest:guest");
+        } finally {
+            child.process().destroyForcibly();
+        }
+    }
+
+    @Test
+    void run_invalidConfig_exitsTwoNamingKeyAndValue_withoutSecrets() throws Exception {
+        Child child = jar("run", "--config", config("bad.properties", "txbox.relay.batch-size=huge",
+                "txbox.relay.poll-intervall=5s").toString());
+        assertThat(child.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String err = child.stderr();
+        assertThat(child.process().exitValue()).as(err).isEqualTo(2);
+        assertThat(err).contains("txbox.relay.batch-size = \"huge\" (bad.properties): must be a whole number from 1 to 10000")
+                .contains("txbox.relay.poll-intervall (bad.properties) is not a known key; did you mean txbox.relay.poll-interval?")
+                .doesNotContain(DB_SECRET);
+    }
+
+    @Test
+    void status_throughTheJar_printsJson() throws Exception {
+        Child child = jar("status", "--json", "--config", config("status.properties").toString());
+        assertThat(child.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(child.process().exitValue()).as(child.stderr()).isZero();
+        JsonNode status = JSON.readTree(child.stdout());
+        assertThat(status.at("/outbox/pending").isNumber()).isTrue();
+        assertThat(status.at("/inbox/dead").isNumber()).isTrue();
+        assertThat(Map.of("out", child.stdout(), "err", child.stderr()).toString()).doesNotContain(DB_SECRET);
+    }
+}

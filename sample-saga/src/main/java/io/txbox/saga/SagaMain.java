@@ -1,0 +1,99 @@
+package io.txbox.saga;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code sample-saga/run}: runs the order saga end to end and prints {@code SAGA-REPORT {json}}.
+ * Exits 0 when nothing was lost and nothing happened twice, 1 otherwise, 2 when something it
+ * needs is missing.
+ */
+@Command(name = "sample-saga/run", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {
+            "Runs the txbox order saga: HTTP -> order -> payment (Kafka) -> shipping (RabbitMQ) -> order, "
+                    + "with chaos (client retries, duplicate publishes, relay and consumer restarts, offset "
+                    + "rewinds), and prints one line SAGA-REPORT {json}.",
+            "Exit status: 0 if nothing was lost and nothing happened twice, 1 otherwise, 2 if something it "
+                    + "needs is missing.", ""})
+public final class SagaMain implements Callable<Integer> {
+    @Option(names = "--orders", defaultValue = "1000", description = "Orders to place (default ${DEFAULT-VALUE}).")
+    int orders;
+
+    @Option(names = "--concurrency", defaultValue = "16",
+            description = "HTTP requests in flight at once (default ${DEFAULT-VALUE}).")
+    int concurrency;
+
+    @Option(names = "--chaos", defaultValue = "medium",
+            description = "none|low|medium|high, or 0..3 (default ${DEFAULT-VALUE}).")
+    String chaos;
+
+    @Option(names = "--kafka", description = "Kafka bootstrap servers, host:port. Default: start a private broker"
+            + " (env TXBOX_SAGA_KAFKA).")
+    String kafka;
+
+    @Option(names = "--jdbc-url", description = "PostgreSQL JDBC URL (default ${DEFAULT-VALUE}).",
+            defaultValue = "${env:TXBOX_SAGA_JDBC_URL:-jdbc:postgresql://127.0.0.1:5432/test}")
+    String jdbcUrl;
+
+    @Option(names = "--jdbc-user", defaultValue = "${env:TXBOX_SAGA_JDBC_USER:-postgres}",
+            description = "Database user (default ${DEFAULT-VALUE}).")
+    String jdbcUser;
+
+    @Option(names = "--jdbc-password", defaultValue = "${env:TXBOX_SAGA_JDBC_PASSWORD:-}",
+            description = "Database password (default empty; env TXBOX_SAGA_JDBC_PASSWORD).")
+    String jdbcPassword;
+
+    @Option(names = "--amqp-uri", defaultValue = "${env:TXBOX_SAGA_AMQP_URI:-amqp://guest:guest@127.0.0.1:5672/%2F}",
+            description = "RabbitMQ URI (default amqp://guest:***@127.0.0.1:5672/%%2F).")
+    String amqpUri;
+
+    @Option(names = "--timeout", defaultValue = "120",
+            description = "Seconds to wait, after the last order was placed, for every order to finish"
+                    + " (default ${DEFAULT-VALUE}).")
+    int timeoutSeconds;
+
+    @Option(names = "--schema-prefix", defaultValue = "saga",
+            description = "Prefix of the schemas (saga_order, ...), dropped and recreated (default ${DEFAULT-VALUE}).")
+    String schemaPrefix;
+
+    @Option(names = "--progress", defaultValue = "2", description = "Seconds between progress lines; 0 for none.")
+    int progressSeconds;
+
+    @Override
+    public Integer call() throws Exception {
+        String kafkaBootstrap = kafka != null ? kafka : System.getenv("TXBOX_SAGA_KAFKA");
+        SagaSettings settings;
+        try {
+            settings = new SagaSettings(orders, concurrency, Chaos.parse(chaos), jdbcUrl, jdbcUser, jdbcPassword,
+                    amqpUri, kafkaBootstrap == null || kafkaBootstrap.isBlank() ? null : kafkaBootstrap.trim(),
+                    Duration.ofSeconds(timeoutSeconds), schemaPrefix, Duration.ofSeconds(progressSeconds));
+        } catch (IllegalArgumentException e) {
+            System.err.println("sample-saga: " + e.getMessage());
+            return 2;
+        }
+        SagaReport report;
+        try {
+            report = new Saga(settings, System.out).run();
+        } catch (SagaException e) {
+            System.err.println("sample-saga: " + e.getMessage());
+            return 2;
+        }
+        System.out.println(report.line());
+        if (!report.passed()) {
+            System.err.printf("sample-saga: FAILED: lost=%d double_effects=%d%n", report.lost(), report.doubleEffects());
+            return 1;
+        }
+        return 0;
+    }
+
+    public static void main(String[] args) {
+        // before jOOQ's classes load: no logo, no tips on stdout
+        System.setProperty("org.jooq.no-logo", "true");
+        System.setProperty("org.jooq.no-tips", "true");
+        int status = new CommandLine(new SagaMain()).execute(args);
+        System.exit(status);
+    }
+}
