@@ -21,23 +21,32 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Operations on the outbox dead-letter table, for operators and the admin CLI: list, retry
- * (move back to the outbox), purge. Each call is one short transaction.
+ * (move back to the outbox), purge. Retries and purges run in batches of {@value #BATCH} rows,
+ * one short transaction each, so millions of rows never hold locks for long. Cutoffs use the
+ * database clock.
  *
  * <pre>{@code
  * DeadLetters dead = DeadLetters.of(dataSource, tables);
  * dead.list(20).forEach(System.out::println);
  * dead.retry(4711);
+ * dead.purgeOlderThan(Duration.ofDays(30));
  * }</pre>
  *
  * <p>A retried row keeps its id, so it goes back to its old place in id order (before rows of
- * its routing key sent after it died), with attempts reset to 0.
+ * its routing key sent after it died), with attempts reset to 0 and its original
+ * {@code created_at}. A dead row whose step key (or id) is pending in the outbox again is
+ * removed rather than duplicated, and counted as {@link RetryResult#alreadyPending()}.
  */
 public final class DeadLetters {
+    /** Rows per retry or purge transaction: {@value}. */
+    public static final int BATCH = 1000;
+
     private final DataSource dataSource;
     private final String list;
-    private final String retry;
-    private final String retryAll;
+    private final String retryOne;
+    private final String retryFrom;
     private final String purge;
+    private final String countOlder;
     private final String count;
 
     private DeadLetters(DataSource dataSource, TxboxTables tables) {
@@ -47,16 +56,23 @@ public final class DeadLetters {
         String dead = r.render(TXBOX_OUTBOX_DEAD);
         String cols = "id, step_key, original_key, destination, routing_key, lane, payload, header_names, header_values,"
                 + " content_type, traceparent, tracestate, created_at";
-        list = "SELECT id, step_key, destination, routing_key, attempts, reason, created_at, dead_at FROM " + dead
-                + " ORDER BY dead_at DESC, id DESC LIMIT ?";
-        // a step key sent again since it died stays dead rather than colliding with the new row
-        String move = "WITH gone AS (DELETE FROM " + dead + " AS d WHERE %s AND NOT EXISTS (SELECT 1 FROM " + outbox
-                + " AS o WHERE o.step_key = d.step_key OR o.id = d.id) RETURNING d.*)"
-                + " INSERT INTO " + outbox + " (" + cols + ", available_at, attempts, last_error) OVERRIDING SYSTEM VALUE"
-                + " SELECT " + cols + ", now(), 0, 'retried from dead letters: ' || reason FROM gone";
-        retry = String.format(move, "d.id = ?");
-        retryAll = String.format(move, "true");
-        purge = "DELETE FROM " + dead + " WHERE dead_at < now() - ? * interval '1 millisecond'";
+        list = "SELECT id, step_key, destination, routing_key, attempts, reason, created_at, dead_at,"
+                + " CASE WHEN ? THEN payload END FROM " + dead
+                + " WHERE (cast(? as text) IS NULL OR destination = ?) ORDER BY dead_at DESC, id DESC LIMIT ?";
+        // ON CONFLICT without a target: a step key (or id) pending again is dropped, not duplicated
+        String move = "WITH picked AS (SELECT id FROM " + dead + " WHERE %s ORDER BY id LIMIT " + BATCH
+                + " FOR UPDATE SKIP LOCKED),"
+                + " gone AS (DELETE FROM " + dead + " d USING picked p WHERE d.id = p.id RETURNING d.*),"
+                + " moved AS (INSERT INTO " + outbox + " (" + cols + ", available_at, attempts, last_error)"
+                + " OVERRIDING SYSTEM VALUE SELECT " + cols + ", now(), 0, 'retried from dead letters: ' || reason"
+                + " FROM gone ORDER BY id ON CONFLICT DO NOTHING RETURNING 1)"
+                + " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM moved), (SELECT coalesce(max(id), 0) FROM gone)";
+        retryOne = String.format(move, "id = ?");
+        retryFrom = String.format(move, "id > ? AND (cast(? as text) IS NULL OR destination = ?)");
+        String older = "dead_at < now() - ? * interval '1 millisecond'";
+        purge = "DELETE FROM " + dead + " WHERE id IN (SELECT id FROM " + dead + " WHERE " + older
+                + " ORDER BY id LIMIT " + BATCH + " FOR UPDATE SKIP LOCKED)";
+        countOlder = "SELECT count(*) FROM " + dead + " WHERE " + older;
         count = "SELECT count(*) FROM " + dead;
     }
 
@@ -69,26 +85,53 @@ public final class DeadLetters {
     }
 
     /**
-     * One dead-lettered row, without its payload.
+     * One dead-lettered row.
      *
      * @param reason why it was dead-lettered (the last error, or "no route ...")
+     * @param payload the payload, only when asked for
      */
     public record DeadLetter(long id, String stepKey, String destination, @Nullable String routingKey, int attempts,
-            String reason, Instant createdAt, Instant deadAt) {}
+            String reason, Instant createdAt, Instant deadAt, byte @Nullable [] payload) {
+        @Override
+        public String toString() {
+            return "DeadLetter[" + id + " " + stepKey + " -> " + destination + ", " + attempts + " attempts, " + reason + "]";
+        }
+    }
 
-    /** The newest {@code limit} dead letters, newest first. */
+    /**
+     * What a retry did.
+     *
+     * @param requeued rows moved back into the outbox
+     * @param alreadyPending dead rows removed because their step key was pending in the outbox again
+     */
+    public record RetryResult(int requeued, int alreadyPending) {
+        /** Dead rows the retry took: requeued plus already pending. */
+        public int total() {
+            return requeued + alreadyPending;
+        }
+    }
+
+    /** The newest {@code limit} dead letters, newest first, without payloads. */
     public List<DeadLetter> list(int limit) {
+        return list(limit, null, false);
+    }
+
+    /** The newest {@code limit} dead letters of {@code destination} (all when null), newest first. */
+    public List<DeadLetter> list(int limit, @Nullable String destination, boolean withPayload) {
         if (limit < 1) {
             throw new ConfigException("limit must be at least 1, but was " + limit);
         }
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(list)) {
-            ps.setInt(1, limit);
+            ps.setBoolean(1, withPayload);
+            ps.setString(2, destination);
+            ps.setString(3, destination);
+            ps.setInt(4, limit);
             List<DeadLetter> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(new DeadLetter(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getInt(5),
                             rs.getString(6), rs.getObject(7, OffsetDateTime.class).toInstant(),
-                            rs.getObject(8, OffsetDateTime.class).toInstant()));
+                            rs.getObject(8, OffsetDateTime.class).toInstant(), rs.getBytes(9)));
                 }
             }
             return out;
@@ -97,37 +140,102 @@ public final class DeadLetters {
         }
     }
 
-    /** Moves dead letter {@code id} back to the outbox; false if there is none with that id. */
-    public boolean retry(long id) {
-        return update(retry, "retrying dead letter " + id, ps -> ps.setLong(1, id)) > 0;
+    /** Moves dead letter {@code id} back to the outbox; {@link RetryResult#total()} is 0 if there is none. */
+    public RetryResult retry(long id) {
+        long[] last = new long[1];
+        return moveBatch(retryOne, "retrying dead letter " + id, ps -> ps.setLong(1, id), last);
     }
 
-    /** Moves every dead letter back to the outbox; returns how many. */
-    public int retryAll() {
-        return update(retryAll, "retrying all dead letters", ps -> {});
+    /** Moves every dead letter back to the outbox. */
+    public RetryResult retryAll() {
+        return retryAll(null);
     }
 
-    /** Deletes dead letters that died more than {@code age} ago; returns how many. */
-    public int purgeOlderThan(Duration age) {
-        if (age == null || age.isNegative()) {
-            throw new ConfigException("age must be zero or positive, but was " + age);
+    /** Moves every dead letter of {@code destination} (all when null) back to the outbox, in batches. */
+    public RetryResult retryAll(@Nullable String destination) {
+        int requeued = 0;
+        int pending = 0;
+        long[] after = {0};
+        while (true) {
+            long from = after[0];
+            RetryResult b = moveBatch(retryFrom, "retrying dead letters", ps -> {
+                ps.setLong(1, from);
+                ps.setString(2, destination);
+                ps.setString(3, destination);
+            }, after);
+            requeued += b.requeued();
+            pending += b.alreadyPending();
+            if (b.total() < BATCH) {
+                return new RetryResult(requeued, pending);
+            }
         }
-        return update(purge, "purging dead letters", ps -> ps.setLong(1, age.toMillis()));
+    }
+
+    /** Deletes dead letters that died more than {@code age} ago, in batches; returns how many. */
+    public long purgeOlderThan(Duration age) {
+        checkAge(age);
+        long total = 0;
+        while (true) {
+            int n = update(purge, "purging dead letters", ps -> ps.setLong(1, age.toMillis()));
+            total += n;
+            if (n < BATCH) {
+                return total;
+            }
+        }
+    }
+
+    /** How many dead letters {@link #purgeOlderThan(Duration)} would delete now. */
+    public long countOlderThan(Duration age) {
+        checkAge(age);
+        return queryLong(countOlder, "counting old dead letters", ps -> ps.setLong(1, age.toMillis()));
     }
 
     /** Number of dead letters. */
     public long count() {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(count);
-                ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
-        } catch (SQLException e) {
-            throw SqlErrors.translate("counting dead letters", e);
+        return queryLong(count, "counting dead letters", ps -> {});
+    }
+
+    private static void checkAge(Duration age) {
+        if (age == null || age.isNegative()) {
+            throw new ConfigException("age must be zero or positive, but was " + age);
         }
     }
 
     private interface Binder {
         void bind(PreparedStatement ps) throws SQLException;
+    }
+
+    private RetryResult moveBatch(String sql, String what, Binder binder, long[] lastId) {
+        try (Connection c = dataSource.getConnection()) {
+            boolean auto = c.getAutoCommit();
+            c.setAutoCommit(true);
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                binder.bind(ps);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    int gone = rs.getInt(1);
+                    int moved = rs.getInt(2);
+                    lastId[0] = Math.max(lastId[0], rs.getLong(3));
+                    return new RetryResult(moved, gone - moved);
+                }
+            } finally {
+                c.setAutoCommit(auto);
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate(what, e);
+        }
+    }
+
+    private long queryLong(String sql, String what, Binder binder) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            binder.bind(ps);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate(what, e);
+        }
     }
 
     private int update(String sql, String what, Binder binder) {

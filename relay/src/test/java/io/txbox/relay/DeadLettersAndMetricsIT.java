@@ -62,8 +62,8 @@ class DeadLettersAndMetricsIT {
                 assertThat(d.reason()).contains("no route");
             });
             long id = list.get(0).id();
-            assertThat(dead.retry(id)).isTrue();
-            assertThat(dead.retry(id)).isFalse();
+            assertThat(dead.retry(id).requeued()).isEqualTo(1);
+            assertThat(dead.retry(id).total()).isZero();
             assertThat(dead.count()).isZero();
             assertThat(db.queryLong("SELECT id FROM " + db.tables.qualified(db.tables.outboxTable())
                     + " WHERE step_key = 'late-1:step' AND attempts = 0")).isEqualTo(id);
@@ -93,7 +93,7 @@ class DeadLettersAndMetricsIT {
                 await().atMost(Duration.ofSeconds(10)).until(() -> dead.count() == 2);
             }
             assertThat(dead.purgeOlderThan(Duration.ofHours(1))).isZero();
-            assertThat(dead.retryAll()).isEqualTo(2);
+            assertThat(dead.retryAll().requeued()).isEqualTo(2);
             assertThat(db.outboxRows()).isEqualTo(2);
             db.execute("DELETE FROM " + db.tables.qualified(db.tables.outboxTable()));
             db.send(Db.message("late-4", "later", "k", "f"));

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
+import io.txbox.relay.DeadLetters;
 import io.txbox.relay.standalone.Pools;
 import io.txbox.relay.standalone.Redaction;
 import io.txbox.relay.standalone.RelayConfig;
@@ -32,12 +33,13 @@ abstract class AdminCommand implements Callable<Integer> {
     final <T> T withAdmin(Function<Context, T> work) {
         RelayConfig config = configOptions.load(root().env);
         try (HikariDataSource pool = Pools.open(config, "txbox-admin", 2, null)) {
-            return work.apply(new Context(config, pool, new OutboxAdmin(pool, config.tables())));
+            return work.apply(new Context(config, pool, new OutboxAdmin(pool, config.tables()),
+                    DeadLetters.of(pool, config.tables())));
         }
     }
 
     /** What a command needs while its pool is open. */
-    record Context(RelayConfig config, HikariDataSource dataSource, OutboxAdmin admin) {}
+    record Context(RelayConfig config, HikariDataSource dataSource, OutboxAdmin admin, DeadLetters dead) {}
 
     final TxboxCli root() {
         return (TxboxCli) spec.root().userObject();

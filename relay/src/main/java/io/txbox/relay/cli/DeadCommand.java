@@ -1,6 +1,8 @@
 package io.txbox.relay.cli;
 
 import io.txbox.TxboxException;
+import io.txbox.relay.DeadLetters;
+import java.nio.charset.StandardCharsets;
 import io.txbox.relay.standalone.Durations;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -50,10 +52,10 @@ final class DeadCommand implements Runnable {
                 throw new ParameterException(spec.commandLine(),
                         "--limit must be from 1 to 100000, but was " + limit);
             }
-            List<OutboxAdmin.DeadRow> rows = withAdmin(ctx -> ctx.admin().listDead(limit, destination, payload));
+            List<DeadLetters.DeadLetter> rows = withAdmin(ctx -> ctx.dead().list(limit, destination, payload));
             if (json) {
                 List<Map<String, Object>> out = new ArrayList<>();
-                for (OutboxAdmin.DeadRow r : rows) {
+                for (DeadLetters.DeadLetter r : rows) {
                     Map<String, Object> m = new LinkedHashMap<>();
                     m.put("id", r.id());
                     m.put("stepKey", r.stepKey());
@@ -62,7 +64,7 @@ final class DeadCommand implements Runnable {
                     m.put("deadAt", r.deadAt().toString());
                     m.put("reason", r.reason());
                     if (payload) {
-                        m.put("payload", r.payload());
+                        m.put("payload", text(r.payload()));
                     }
                     out.add(m);
                 }
@@ -75,14 +77,14 @@ final class DeadCommand implements Runnable {
             }
             List<String[]> table = new ArrayList<>();
             table.add(new String[] {"ID", "STEP KEY", "DESTINATION", "ATTEMPTS", "DEAD AT", "REASON"});
-            for (OutboxAdmin.DeadRow r : rows) {
+            for (DeadLetters.DeadLetter r : rows) {
                 table.add(new String[] {String.valueOf(r.id()), r.stepKey(), r.destination(), String.valueOf(r.attempts()),
                     r.deadAt().truncatedTo(ChronoUnit.SECONDS).toString(), oneLine(r.reason(), 100)});
             }
             Tables.print(this, table);
             if (payload) {
-                for (OutboxAdmin.DeadRow r : rows) {
-                    print("payload of " + r.id() + ": " + r.payload());
+                for (DeadLetters.DeadLetter r : rows) {
+                    print("payload of " + r.id() + ": " + text(r.payload()));
                 }
             }
             if (rows.size() == limit) {
@@ -116,7 +118,8 @@ final class DeadCommand implements Runnable {
             if (which.id != null && destination != null) {
                 throw new ParameterException(spec.commandLine(), "--destination goes with --all, not with an id");
             }
-            OutboxAdmin.RetryResult r = withAdmin(ctx -> ctx.admin().retry(which.id, destination));
+            DeadLetters.RetryResult r = withAdmin(ctx -> which.id != null ? ctx.dead().retry(which.id)
+                    : ctx.dead().retryAll(destination));
             if (which.id != null && r.requeued() + r.alreadyPending() == 0) {
                 throw new TxboxException("no dead outbox entry has id " + which.id);
             }
@@ -148,7 +151,7 @@ final class DeadCommand implements Runnable {
 
         @Override
         public Integer call() {
-            long n = withAdmin(ctx -> ctx.admin().purgeDead(olderThan, dryRun));
+            long n = withAdmin(ctx -> dryRun ? ctx.dead().countOlderThan(olderThan) : ctx.dead().purgeOlderThan(olderThan));
             if (json) {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put(dryRun ? "wouldPurge" : "purged", n);
@@ -160,6 +163,11 @@ final class DeadCommand implements Runnable {
             }
             return TxboxCli.OK;
         }
+    }
+
+    /** Payloads are shown as UTF-8, lossy: an operator's view, not a copy. */
+    static @Nullable String text(byte @Nullable [] payload) {
+        return payload == null ? null : new String(payload, StandardCharsets.UTF_8);
     }
 
     static String oneLine(String s, int max) {
