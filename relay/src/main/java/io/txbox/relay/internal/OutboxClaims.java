@@ -33,6 +33,8 @@ import org.jooq.impl.SQLDataType;
  * #retry}, {@link #deadLetter} and {@link #block} for the outcomes, in one transaction.
  */
 public final class OutboxClaims {
+    /** Backlogs up to this many rows are counted exactly; larger ones are estimated from the id span. */
+    static final int EXACT_BACKLOG_LIMIT = 10_000;
     /** Longest last_error / reason stored, in chars. */
     static final int MAX_ERROR_CHARS = 2000;
 
@@ -114,7 +116,12 @@ public final class OutboxClaims {
                 + " SELECT " + cols + ", attempts + dead_extra, dead_reason FROM gone"
                 // a row retried from the dead letters keeps its id; if it dies again, the new reason wins
                 + " ON CONFLICT (id) DO UPDATE SET attempts = excluded.attempts, reason = excluded.reason, dead_at = now()";
-        backlog = "SELECT count(*), coalesce(extract(epoch FROM now() - min(created_at)) * 1000, 0)::bigint FROM " + outbox;
+        // O(1) in the backlog: a count stopped after EXACT_BACKLOG_LIMIT + 1 rows, the id span and the
+        // lowest id's age, each read from the primary key's ends (a full count took 0.5 s at 1M rows)
+        backlog = "SELECT (SELECT count(*) FROM (SELECT 1 FROM " + outbox + " ORDER BY id LIMIT " + (EXACT_BACKLOG_LIMIT + 1)
+                + ") s), (SELECT coalesce(max(id) - min(id) + 1, 0) FROM " + outbox + "),"
+                + " coalesce((SELECT extract(epoch FROM now() - created_at) * 1000 FROM " + outbox
+                + " ORDER BY id LIMIT 1), 0)::bigint";
     }
 
     /** The claim query, for documentation and tests. */
@@ -322,11 +329,20 @@ public final class OutboxClaims {
         }
     }
 
-    /** Rows in the outbox and the age of the oldest, in milliseconds. */
-    long[] backlog(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(backlog); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return new long[] {rs.getLong(1), rs.getLong(2)};
+    /**
+     * Rows in the outbox and the age of its oldest row, in milliseconds. The count is exact up to
+     * {@value #EXACT_BACKLOG_LIMIT} rows; above that it is {@code max(id) - min(id) + 1}, an upper
+     * bound that also counts ids already published out of order or never committed. The oldest
+     * row is the one with the lowest id.
+     */
+    long[] backlog(Connection c, int timeoutSeconds) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(backlog)) {
+            ps.setQueryTimeout(timeoutSeconds);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long exact = rs.getLong(1);
+                return new long[] {exact <= EXACT_BACKLOG_LIMIT ? exact : Math.max(exact, rs.getLong(2)), rs.getLong(3)};
+            }
         }
     }
 

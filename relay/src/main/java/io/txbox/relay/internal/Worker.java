@@ -6,7 +6,6 @@ import io.txbox.relay.PublishRecord;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -35,7 +34,6 @@ final class Worker implements Runnable {
     private final String memberId;
     /** This relay's workers, this one among them: counted as live from the start. */
     private final List<String> relayWorkers;
-    private final boolean samplesBacklog;
     private final long rebalanceNanos;
     private final long renewNanos;
 
@@ -45,7 +43,6 @@ final class Worker implements Runnable {
     private boolean lanesInitialised;
     private long nextRebalance;
     private long lastRenew = System.nanoTime() - Long.MAX_VALUE / 2;
-    private long nextBacklog;
     private int errorStreak;
     private int rebalances;
     /** Live members seen by the last batch; a change triggers a rebalance right away. */
@@ -68,11 +65,9 @@ final class Worker implements Runnable {
             all.add(memberId(settings.relayId(), i));
         }
         this.relayWorkers = List.copyOf(all);
-        this.samplesBacklog = index == 0 && !settings.backlogInterval().isZero();
         this.rebalanceNanos = Math.max(settings.laneLease().toNanos() / 6, 50_000_000L);
         this.renewNanos = settings.laneLease().toNanos() / 4;
         this.nextRebalance = System.nanoTime();
-        this.nextBacklog = System.nanoTime();
     }
 
     static String memberId(String relayId, int index) {
@@ -100,10 +95,6 @@ final class Worker implements Runnable {
                     // member that is about to release them or whose lease is about to end: look again soon
                     boolean soon = ++rebalances < 8 || belowShare;
                     nextRebalance = System.nanoTime() + (soon ? Math.min(rebalanceNanos, 250_000_000L) : rebalanceNanos);
-                }
-                if (samplesBacklog && now - nextBacklog >= 0) {
-                    sampleBacklog(c);
-                    nextBacklog = System.nanoTime() + settings.backlogInterval().toNanos();
                 }
                 int claimed = batch(c);
                 errorStreak = 0;
@@ -295,18 +286,6 @@ final class Worker implements Runnable {
             rollbackQuietly(c);
             throw e;
         }
-    }
-
-    private void sampleBacklog(Connection c) throws SQLException {
-        long[] b;
-        try {
-            b = claims.backlog(c);
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            rollbackQuietly(c);
-            throw e;
-        }
-        engine.backlog(b[0], Duration.ofMillis(b[1]));
     }
 
     private Connection connection() throws SQLException {
