@@ -243,7 +243,10 @@ public interface Relay extends AutoCloseable {
             return this;
         }
 
-        /** How often one worker samples the backlog for {@link RelayListener#backlog}; default 15 s; zero turns it off. */
+        /**
+         * How often the relay samples the backlog for {@link RelayListener#backlog}, on its own thread
+         * with a pooled connection borrowed for one short query; default 15 s; zero turns it off.
+         */
         public Builder backlogInterval(Duration backlogInterval) {
             this.backlogInterval = backlogInterval != null && backlogInterval.isZero() ? Duration.ZERO
                     : range("backlogInterval", backlogInterval, Duration.ofMillis(100), Duration.ofDays(1));

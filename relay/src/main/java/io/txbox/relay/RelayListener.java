@@ -27,10 +27,13 @@ public interface RelayListener {
     default void deadLettered(String destination, String broker, int count) {}
 
     /**
-     * The outbox backlog, sampled every backlog interval by one relay thread.
+     * The outbox backlog, sampled every backlog interval on a thread of its own. The sample costs
+     * the same at any backlog size: it is exact up to 10,000 rows; above that, {@code rows} is
+     * the span of ids waiting ({@code max(id) - min(id) + 1}), an upper bound that also counts
+     * ids already published out of order or never committed.
      *
-     * @param rows rows waiting in the outbox, including delayed and backing-off ones
-     * @param oldestAge age of the oldest row by the database clock; zero when empty
+     * @param rows rows waiting in the outbox, including delayed and backing-off ones (see above)
+     * @param oldestAge age of the row with the lowest id by the database clock; zero when empty
      */
     default void backlog(long rows, Duration oldestAge) {}
 }

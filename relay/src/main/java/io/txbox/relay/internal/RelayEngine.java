@@ -16,6 +16,9 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -37,6 +40,8 @@ public final class RelayEngine implements Relay {
     private final AtomicLong deadLettered = new AtomicLong();
     private volatile @Nullable String lastError;
     private volatile @Nullable Instant lastBatchAt;
+    private @Nullable ScheduledExecutorService backlogSampler;
+    private int backlogFailures;
 
     public RelayEngine(RelaySettings settings) {
         this.settings = settings;
@@ -73,6 +78,17 @@ public final class RelayEngine implements Relay {
             threads.add(t);
         }
         threads.forEach(Thread::start);
+        if (!settings.backlogInterval().isZero()) {
+            // its own thread and a connection borrowed per sample: a slow query never stalls a worker
+            ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "txbox-" + settings.relayId() + "-backlog");
+                t.setDaemon(true);
+                return t;
+            });
+            long every = settings.backlogInterval().toMillis();
+            sampler.scheduleWithFixedDelay(this::sampleBacklog, 0, every, TimeUnit.MILLISECONDS);
+            backlogSampler = sampler;
+        }
         settings.wakeOn().forEach(o -> wakeSubscriptions.add(o.onSend(this::wakeUp)));
         log.info("{} - started: {} workers, routes {}, batch {}, poll {}, publish timeout {}, lane lease {}",
                 settings.relayId(), settings.workers(), settings.routes(), settings.batchSize(),
@@ -139,6 +155,10 @@ public final class RelayEngine implements Relay {
             } catch (Exception ignored) {
                 // a listener registration cannot fail to close
             }
+        }
+        ScheduledExecutorService sampler = backlogSampler;
+        if (sampler != null) {
+            sampler.shutdownNow();
         }
         wakeUp();
         long deadline = System.nanoTime() + settings.shutdownTimeout().toNanos();
@@ -230,9 +250,25 @@ public final class RelayEngine implements Relay {
         }
     }
 
-    void backlog(long rows, Duration oldest) {
+    private void sampleBacklog() {
+        if (!running()) {
+            return;
+        }
+        long[] b;
+        try (Connection c = settings.dataSource().getConnection()) {
+            b = claims.backlog(c, (int) Math.max(1, Math.min(settings.backlogInterval().toSeconds(), 30)));
+            if (!c.getAutoCommit()) {
+                c.commit();
+            }
+            backlogFailures = 0;
+        } catch (Exception e) {
+            if (backlogFailures++ % 20 == 0) {
+                log.warn("{} - backlog sample failed: {}", settings.relayId(), e.toString());
+            }
+            return;
+        }
         try {
-            settings.listener().backlog(rows, oldest);
+            settings.listener().backlog(b[0], Duration.ofMillis(b[1]));
         } catch (RuntimeException e) {
             log.warn("{} - relay listener failed: {}", settings.relayId(), e.toString());
         }

@@ -6,7 +6,6 @@ import io.txbox.relay.PublishRecord;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -33,7 +32,8 @@ final class Worker implements Runnable {
     private final BatchPublisher publisher;
     private final Backoff backoff;
     private final String memberId;
-    private final boolean samplesBacklog;
+    /** This relay's workers, this one among them: counted as live from the start. */
+    private final List<String> relayWorkers;
     private final long rebalanceNanos;
     private final long renewNanos;
 
@@ -43,9 +43,10 @@ final class Worker implements Runnable {
     private boolean lanesInitialised;
     private long nextRebalance;
     private long lastRenew = System.nanoTime() - Long.MAX_VALUE / 2;
-    private long nextBacklog;
     private int errorStreak;
     private int rebalances;
+    /** Live members seen by the last batch; a change triggers a rebalance right away. */
+    private int seenMembers = -1;
 
     private final Object signal = new Object();
     private boolean woken;
@@ -58,12 +59,19 @@ final class Worker implements Runnable {
         this.claims = engine.claims();
         this.publisher = new BatchPublisher(settings.routes(), settings.publishTimeout());
         this.backoff = new Backoff(settings.initialBackoff(), settings.maxBackoff(), () -> ThreadLocalRandom.current().nextDouble());
-        this.memberId = settings.relayId() + "-w" + index;
-        this.samplesBacklog = index == 0 && !settings.backlogInterval().isZero();
+        this.memberId = memberId(settings.relayId(), index);
+        List<String> all = new ArrayList<>(settings.workers());
+        for (int i = 0; i < settings.workers(); i++) {
+            all.add(memberId(settings.relayId(), i));
+        }
+        this.relayWorkers = List.copyOf(all);
         this.rebalanceNanos = Math.max(settings.laneLease().toNanos() / 6, 50_000_000L);
         this.renewNanos = settings.laneLease().toNanos() / 4;
         this.nextRebalance = System.nanoTime();
-        this.nextBacklog = System.nanoTime();
+    }
+
+    static String memberId(String relayId, int index) {
+        return relayId + "-w" + index;
     }
 
     String memberId() {
@@ -82,13 +90,11 @@ final class Worker implements Runnable {
                 Connection c = connection();
                 long now = System.nanoTime();
                 if (now - nextRebalance >= 0) {
-                    rebalance(c);
-                    // right after start the members appear one by one: settle the shares quickly
-                    nextRebalance = System.nanoTime() + (++rebalances < 8 ? Math.min(rebalanceNanos, 250_000_000L) : rebalanceNanos);
-                }
-                if (samplesBacklog && now - nextBacklog >= 0) {
-                    sampleBacklog(c);
-                    nextBacklog = System.nanoTime() + settings.backlogInterval().toNanos();
+                    boolean belowShare = rebalance(c);
+                    // right after start, or while lanes this worker should hold are still leased to a
+                    // member that is about to release them or whose lease is about to end: look again soon
+                    boolean soon = ++rebalances < 8 || belowShare;
+                    nextRebalance = System.nanoTime() + (soon ? Math.min(rebalanceNanos, 250_000_000L) : rebalanceNanos);
                 }
                 int claimed = batch(c);
                 errorStreak = 0;
@@ -116,9 +122,16 @@ final class Worker implements Runnable {
         List<PublishRecord> rows;
         short[] lanes;
         try {
-            held = claims.lockLanes(c, memberId, owned, renew, settings.laneLease());
+            OutboxClaims.Locked locked = claims.lockLanes(c, memberId, owned, renew, settings.laneLease());
+            held = locked.held();
             if (renew) {
                 lastRenew = started;
+            }
+            if (locked.members() >= 0 && locked.members() != seenMembers) {
+                if (seenMembers >= 0) {
+                    nextRebalance = started; // a member joined or left: move toward the new share before the next batch
+                }
+                seenMembers = locked.members();
             }
             if (held.size() < owned.size()) {
                 List<Short> lost = new ArrayList<>(owned.keySet());
@@ -232,15 +245,19 @@ final class Worker implements Runnable {
                 deadExtra.stream().mapToInt(Integer::intValue).toArray());
     }
 
-    /** Heartbeat, then take or release lanes toward a fair share of {@value Lanes#COUNT} among live members. */
-    private void rebalance(Connection c) throws SQLException {
+    /**
+     * Heartbeat, then take or release lanes toward a fair share of {@value Lanes#COUNT} among live
+     * members, counting all of this relay's workers from the start. Returns whether this worker
+     * still holds fewer lanes than its share.
+     */
+    private boolean rebalance(Connection c) throws SQLException {
         try {
             if (!lanesInitialised) {
                 claims.initLanes(c);
                 c.commit();
                 lanesInitialised = true;
             }
-            int live = Math.max(1, claims.heartbeat(c, memberId, settings.laneLease()));
+            int live = Math.max(1, claims.heartbeat(c, memberId, relayWorkers, settings.laneLease()));
             c.commit();
             int share = (Lanes.COUNT + live - 1) / live;
             Map<Short, Long> current = claims.owned(c, memberId);
@@ -264,22 +281,11 @@ final class Worker implements Runnable {
             owned.clear();
             owned.putAll(current);
             ownedCount = owned.size();
+            return owned.size() < share && live <= Lanes.COUNT;
         } catch (SQLException | RuntimeException e) {
             rollbackQuietly(c);
             throw e;
         }
-    }
-
-    private void sampleBacklog(Connection c) throws SQLException {
-        long[] b;
-        try {
-            b = claims.backlog(c);
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            rollbackQuietly(c);
-            throw e;
-        }
-        engine.backlog(b[0], Duration.ofMillis(b[1]));
     }
 
     private Connection connection() throws SQLException {

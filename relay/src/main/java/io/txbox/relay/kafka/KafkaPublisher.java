@@ -136,6 +136,17 @@ public final class KafkaPublisher implements Publisher {
         return permanent ? PublishException.permanent(what, e) : PublishException.retryable(what, e);
     }
 
+    /**
+     * Sends the batch's last records now instead of after {@code linger.ms}: the relay waits for
+     * every confirmation right after this call anyway. Blocks until the records sent so far (by
+     * any worker sharing this producer) are acknowledged or failed, at most {@code
+     * delivery.timeout.ms}.
+     */
+    @Override
+    public void endOfBatch() {
+        producer.flush();
+    }
+
     @Override
     public void check(Duration timeout) {
         String topic = topics.stream().findFirst().orElse(null);

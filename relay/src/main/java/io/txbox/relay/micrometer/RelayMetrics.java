@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <ul>
  *   <li>{@value #BACKLOG} (gauge): rows waiting in the outbox, sampled every backlog interval
- *       by the relay (a scrape never queries the database);
+ *       by the relay (a scrape never queries the database); exact up to 10,000 rows, an
+ *       upper-bound estimate from the id span above (see {@link RelayListener#backlog});
  *   <li>{@value #OLDEST_AGE} (gauge, seconds): age of the oldest waiting row;
  *   <li>{@value #PUBLISHED}, {@value #FAILED}, {@value #DEAD_LETTERED} (counters), tagged
  *       {@code destination} and {@code broker};
