@@ -243,7 +243,8 @@ class KafkaRelayIT {
                 db.send(Db.message("wake-" + i, "wake", "k" + i, "w"));
                 await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(2)).until(() -> db.outboxRows() == 0);
                 Duration took = Duration.ofNanos(System.nanoTime() - start);
-                assertThat(took).as("send to broker-confirmed delete").isLessThan(Duration.ofSeconds(1));
+                // far below the 10 s poll interval, so the send woke the relay; slack for a loaded machine
+                assertThat(took).as("send to broker-confirmed delete").isLessThan(Duration.ofSeconds(3));
             }
             consumed.awaitCount(3, Duration.ofSeconds(10));
         }
