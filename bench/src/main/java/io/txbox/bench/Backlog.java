@@ -23,7 +23,8 @@ final class Backlog {
     static OutboxMessage message(long i, String destination, byte[] payload) {
         return OutboxMessage.builder(StepKey.of("o" + i, STEP), destination)
                 .routingKey("acct-" + (i % 1000))
-                .payload(payload)
+                // a fresh payload per row: identical ones would let the producer's compression flatter Kafka
+                .payload(Scenario.payload(payload.length))
                 .build();
     }
 
