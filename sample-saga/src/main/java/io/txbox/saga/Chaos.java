@@ -21,9 +21,9 @@ public record Chaos(int level, double retryAfterResponse, double retryConcurrent
         double gatewayTimeouts, Duration restartEvery, int rewindRecords) {
 
     public static final Chaos NONE = new Chaos(0, 0, 0, 0, 0, Duration.ZERO, 0);
-    public static final Chaos LOW = new Chaos(1, 0.03, 0.02, 0.02, 0.01, Duration.ofSeconds(10), 3);
-    public static final Chaos MEDIUM = new Chaos(2, 0.07, 0.05, 0.05, 0.02, Duration.ofSeconds(4), 5);
-    public static final Chaos HIGH = new Chaos(3, 0.15, 0.10, 0.15, 0.05, Duration.ofSeconds(2), 10);
+    public static final Chaos LOW = new Chaos(1, 0.03, 0.02, 0.02, 0.01, Duration.ofSeconds(5), 3);
+    public static final Chaos MEDIUM = new Chaos(2, 0.07, 0.05, 0.05, 0.02, Duration.ofMillis(1500), 5);
+    public static final Chaos HIGH = new Chaos(3, 0.15, 0.10, 0.15, 0.05, Duration.ofSeconds(1), 10);
 
     /** Parses {@code 0..3} or {@code none|low|medium|high}. */
     public static Chaos parse(String text) {

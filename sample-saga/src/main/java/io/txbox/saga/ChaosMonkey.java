@@ -32,15 +32,16 @@ final class ChaosMonkey implements AutoCloseable {
         });
         if (!every.isZero()) {
             long ms = every.toMillis();
-            timer.scheduleWithFixedDelay(this::strike, ms, ms, TimeUnit.MILLISECONDS);
+            timer.scheduleWithFixedDelay(this::strike, ms / 2, ms, TimeUnit.MILLISECONDS);
         }
     }
 
     private void strike() {
         int n = step.getAndIncrement();
-        SagaService victim = services.get(n % services.size());
+        // relays and consumers take turns, so even a short run sees both restarted
+        SagaService victim = services.get((n / 2) % services.size());
         try {
-            if ((n / services.size()) % 2 == 0) {
+            if (n % 2 == 0) {
                 victim.restartConsumers();
                 consumerRestarts.incrementAndGet();
             } else {
