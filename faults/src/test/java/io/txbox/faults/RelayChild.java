@@ -39,6 +39,6 @@ public final class RelayChild {
         relay.start();
         System.out.println(READY);
         System.out.flush();
-        Thread.sleep(Long.MAX_VALUE);
+        new java.util.concurrent.CountDownLatch(1).await(); // runs until the test kills the process
     }
 }
