@@ -65,6 +65,16 @@ final class Feeder implements AutoCloseable {
         return emitted.size();
     }
 
+    /**
+     * Waits until {@code rows} more rows were emitted (or the feeder has emitted everything):
+     * an outage then certainly overlaps with rows arriving in the outbox.
+     */
+    void awaitMore(int rows, Duration timeout) {
+        int target = emittedSoFar() + rows;
+        org.awaitility.Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(10))
+                .until(() -> emittedSoFar() >= target || !thread.isAlive());
+    }
+
     @Override
     public void close() {
         thread.interrupt();

@@ -61,7 +61,7 @@ class KafkaBrokerKillIT {
 
                 broker.kill();
                 int atKill = effects.distinct(name);
-                Thread.sleep(2000); // rows keep arriving in the outbox; publishes and commits fail
+                feeder.awaitMore(200, Duration.ofSeconds(30)); // rows keep arriving; publishes and commits fail
                 broker.restart();
 
                 Set<String> emitted = feeder.finish(Duration.ofSeconds(60));

@@ -50,7 +50,7 @@ class RabbitOutageIT {
     @Test
     void rabbit_connectionsClosedByBrokerWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce()
             throws Exception {
-        run("closed", (publisherConnection, consumerConnection) -> {
+        run("closed", (publisherConnection, consumerConnection, feeder) -> {
             assertThat(Queues.closeFromBroker(publisherConnection)).isPositive();
             assertThat(Queues.closeFromBroker(consumerConnection)).isPositive();
         });
@@ -58,10 +58,10 @@ class RabbitOutageIT {
 
     @Test
     void rabbit_appStoppedAndStartedWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce() throws Exception {
-        run("stopapp", (publisherConnection, consumerConnection) -> {
+        run("stopapp", (publisherConnection, consumerConnection, feeder) -> {
             try {
                 RABBIT.stopApp();
-                Thread.sleep(2000); // rows keep arriving in the outbox; publishes fail
+                feeder.awaitMore(200, Duration.ofSeconds(30)); // rows keep arriving; publishes fail
             } finally {
                 RABBIT.startApp(); // shared node: always start it again
             }
@@ -69,7 +69,7 @@ class RabbitOutageIT {
     }
 
     interface Fault {
-        void inject(String publisherConnection, String consumerConnection) throws Exception;
+        void inject(String publisherConnection, String consumerConnection, Feeder feeder) throws Exception;
     }
 
     private void run(String hint, Fault fault) throws Exception {
@@ -99,7 +99,7 @@ class RabbitOutageIT {
             consumer.start();
             await().atMost(Duration.ofSeconds(60)).until(() -> effects.distinct(name) >= 200);
 
-            fault.inject(publisherConnection, "txbox-" + name);
+            fault.inject(publisherConnection, "txbox-" + name, feeder);
 
             emitted = feeder.finish(Duration.ofSeconds(60));
             assertThat(emitted).hasSize(total);

@@ -138,7 +138,10 @@ class RelaySigkillIT {
                     // publishing has begun once rows leave the outbox (after the dead child's lanes expired)
                     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10))
                             .until(() -> outboxRows() < before);
-                    Thread.sleep(ThreadLocalRandom.current().nextLong(20, 600));
+                    // a random point of progress: kill once a random share of the rows is gone
+                    long killAt = ThreadLocalRandom.current().nextLong(0, before);
+                    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
+                            .until(() -> outboxRows() <= killAt);
                     child.destroyForcibly();
                     assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
                     log.info("round {}: SIGKILLed {} with {} of {} rows left", round, id, outboxRows(), before);
