@@ -39,7 +39,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Do not mix the modes for one consumer. Implementations are immutable and thread-safe.
  * Every call that takes a {@link Connection} runs on it and never commits, rolls back or
- * closes it; every call that takes a {@link DataSource} borrows a connection for one short
+ * closes it, and refuses a connection in auto-commit mode with {@link IllegalStateException}
+ * before writing anything; every call that takes a {@link DataSource} borrows a connection for one short
  * transaction of its own. Database errors come back as {@link TxboxException}, or
  * {@link RetryableException} when retrying the transaction may succeed.
  */
@@ -98,6 +99,7 @@ public interface Inbox {
      * transaction; later duplicates get it back. One round trip.
      *
      * @throws InvalidInputException if {@code result} is larger than {@code maxPayloadBytes}
+     * @throws IllegalStateException if {@code tx} is in auto-commit mode; nothing is written
      * @throws TxboxException if no entry was received for the key in this transaction
      */
     void storeResult(Connection tx, InboundMessage message, byte[] result);
@@ -158,6 +160,7 @@ public interface Inbox {
      *
      * @throws LeaseLostException if the claim was taken over; nothing is written by this call
      *     and the caller must roll {@code tx} back to discard its own writes
+     * @throws IllegalStateException if {@code tx} is in auto-commit mode; nothing is written
      */
     void complete(Connection tx, Claim claim, byte @Nullable [] result);
 
@@ -177,6 +180,7 @@ public interface Inbox {
      *
      * @throws LeaseLostException if the claim was taken over; nothing is written by this call
      *     and the caller must roll {@code tx} back to discard its own writes
+     * @throws IllegalStateException if {@code tx} is in auto-commit mode; nothing is written
      */
     void complete(Connection tx, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body);
 

@@ -7,6 +7,7 @@ import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
 import io.txbox.internal.KeyRules;
 import io.txbox.internal.SqlErrors;
+import io.txbox.internal.Transactions;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -129,11 +130,9 @@ final class InboxImpl implements Inbox {
     public Receipt receive(Connection tx, InboundMessage message) {
         Scope s = check(message);
         byte[] fp = fingerprintOf(message);
+        // Auto-commit would commit the entry before the business writes: the very gap the inbox closes.
+        Transactions.requireTransaction(tx, what("receive", s));
         try {
-            // Auto-commit would commit the entry before the business writes: the very gap the inbox closes.
-            if (tx.getAutoCommit()) {
-                throw new IllegalStateException("receive needs a transaction, but the connection is in auto-commit mode");
-            }
             Receipt receipt = receiveIn(tx, s, fp);
             notify(receiptStatus(receipt));
             return receipt;
@@ -191,6 +190,7 @@ final class InboxImpl implements Inbox {
         Scope s = check(message);
         Objects.requireNonNull(result, "result");
         checkResult(s, result);
+        Transactions.requireTransaction(tx, what("store result", s));
         try {
             if (storeResultIn(tx, s, result) == 0) {
                 throw new TxboxException("cannot store a result for " + what(s)
@@ -448,6 +448,7 @@ final class InboxImpl implements Inbox {
     public void complete(Connection tx, Claim claim, byte @Nullable [] result) {
         Scope s = checkClaim(claim);
         checkResult(s, result);
+        Transactions.requireTransaction(tx, what("complete", s));
         try {
             completeIn(tx, s, claim, result, null, null);
         } catch (SQLException e) {
@@ -470,6 +471,7 @@ final class InboxImpl implements Inbox {
         Scope s = checkClaim(claim);
         Objects.requireNonNull(body, "body");
         checkResult(s, body);
+        Transactions.requireTransaction(tx, what("complete", s));
         try {
             completeIn(tx, s, claim, body, resultStatus, resultHeaders);
         } catch (SQLException e) {

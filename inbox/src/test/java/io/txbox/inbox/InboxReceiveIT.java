@@ -141,9 +141,23 @@ class InboxReceiveIT {
     void receive_autoCommitConnection_isRefusedAndWritesNothing() throws SQLException {
         try (Connection c = PG.dataSource().getConnection()) {
             assertThatThrownBy(() -> inbox.receive(c, InboundMessage.of("k-auto", new byte[0])))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("auto-commit");
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("auto-commit")
+                    .hasMessageContaining("setAutoCommit(false)");
         }
         assertThat(rows.count("message_key = 'k-auto'")).isZero();
+    }
+
+    @Test
+    void storeResult_autoCommitConnection_isRefusedNamingTheFixAndChangesNothing() throws SQLException {
+        InboundMessage m = InboundMessage.of("k-store-auto", new byte[] {1});
+        receiveAndCommit(inbox, m, "kept".getBytes(UTF_8));
+        try (Connection c = PG.dataSource().getConnection()) {
+            assertThatThrownBy(() -> inbox.storeResult(c, m, "replaced".getBytes(UTF_8)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("inbox store result")
+                    .hasMessageContaining("auto-commit mode").hasMessageContaining("setAutoCommit(false)");
+        }
+        assertThat(rows.string("select convert_from(result, 'UTF8') from " + rows.inbox()
+                + " where message_key = 'k-store-auto'")).isEqualTo("kept");
     }
 
     @Test

@@ -143,6 +143,22 @@ class InboxTwoPhaseIT {
     }
 
     @Test
+    void complete_inCallersTransactionOnAutoCommitConnection_isRefusedNamingTheFixAndWritesNothing()
+            throws SQLException {
+        Claim claim = longLease.claim(PG.dataSource(), msg("c-tx-auto"));
+        try (Connection c = PG.dataSource().getConnection()) {
+            assertThat(c.getAutoCommit()).isTrue();
+            assertThatThrownBy(() -> longLease.complete(c, claim, "auto".getBytes(UTF_8)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("inbox complete")
+                    .hasMessageContaining("auto-commit mode").hasMessageContaining("setAutoCommit(false)");
+            assertThatThrownBy(() -> longLease.complete(c, claim, 201, java.util.Map.of(), "auto".getBytes(UTF_8)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("setAutoCommit(false)");
+        }
+        assertThat(rows.status("gateway", "c-tx-auto")).isEqualTo("PROCESSING");
+        assertThat(rows.string("select result from " + rows.inbox() + " where message_key = 'c-tx-auto'")).isNull();
+    }
+
+    @Test
     void complete_inCallersTransactionAfterTakeover_throwsAndRollbackDiscardsBusinessWrites() throws SQLException {
         Claim old = shortLease.claim(PG.dataSource(), msg("c-tx-lost"));
         awaitLeaseExpired(old);

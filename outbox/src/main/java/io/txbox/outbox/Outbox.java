@@ -32,14 +32,25 @@ public interface Outbox {
      *
      * @return true if this call wrote the row, false if the step key was already there
      * @throws io.txbox.InvalidInputException if the payload is over the cap; nothing is written
+     * @throws IllegalStateException if {@code tx} is in auto-commit mode (the row would commit on
+     *     its own, whatever happens to the business writes); nothing is written
      * @throws io.txbox.RetryableException on a serialization failure, timeout or lost connection
      */
     boolean send(Connection tx, OutboxMessage message);
 
-    /** {@link #send(Connection, OutboxMessage)} on the connection of a jOOQ context. */
+    /**
+     * {@link #send(Connection, OutboxMessage)} on the connection of a jOOQ context; run it inside
+     * {@code transaction(..)}, since a context outside one hands out auto-commit connections,
+     * which are refused.
+     */
     boolean send(DSLContext tx, OutboxMessage message);
 
-    /** Sends several messages in one batched round trip; returns which were emitted, in order. */
+    /**
+     * Sends several messages in one batched round trip; returns which were emitted, in order.
+     *
+     * @throws io.txbox.InvalidInputException if any payload is over the cap; nothing is written
+     * @throws IllegalStateException if {@code tx} is in auto-commit mode; nothing is written
+     */
     List<Boolean> sendAll(Connection tx, List<OutboxMessage> messages);
 
     /** Where this outbox writes. */

@@ -6,6 +6,7 @@ import io.txbox.InvalidInputException;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Jooq;
 import io.txbox.internal.SqlErrors;
+import io.txbox.internal.Transactions;
 import io.txbox.internal.schema.tables.TxboxOutbox;
 import java.sql.Array;
 import java.sql.Connection;
@@ -58,6 +59,7 @@ final class OutboxImpl implements Outbox {
     @Override
     public boolean send(Connection tx, OutboxMessage message) {
         checkSize(message);
+        Transactions.requireTransaction(tx, "outbox send of " + message.stepKey());
         try (PreparedStatement ps = tx.prepareStatement(insertSql)) {
             bind(tx, ps, message);
             boolean emitted = ps.executeUpdate() == 1;
@@ -79,6 +81,7 @@ final class OutboxImpl implements Outbox {
     @Override
     public List<Boolean> sendAll(Connection tx, List<OutboxMessage> messages) {
         messages.forEach(this::checkSize);
+        Transactions.requireTransaction(tx, "outbox sendAll");
         if (messages.isEmpty()) {
             return List.of();
         }

@@ -74,9 +74,10 @@ class OutboxIT {
 
     @Test
     void send_sameStepKeyTwice_secondIsNoOpNotError() throws Exception {
-        try (Connection c = PG.connection()) {
+        try (Connection c = transaction()) {
             assertThat(outbox.send(c, message("D1", "process-payment"))).isTrue();
             assertThat(outbox.send(c, message("D1", "process-payment"))).isFalse();
+            c.commit();
         }
         assertThat(count("step_key = 'D1:process-payment'")).isEqualTo(1);
     }
@@ -84,7 +85,7 @@ class OutboxIT {
     @Test
     void send_payloadOverCap_isRejectedAndNothingWritten() throws Exception {
         OutboxMessage big = OutboxMessage.builder(StepKey.of("BIG", "s"), "payments").payload(new byte[1001]).build();
-        try (Connection c = PG.connection()) {
+        try (Connection c = transaction()) {
             assertThatThrownBy(() -> outbox.send(c, big)).isInstanceOf(InvalidInputException.class)
                     .hasMessageContaining("1001 bytes").hasMessageContaining("cap of 1000");
         }
@@ -97,8 +98,9 @@ class OutboxIT {
                 .header("x-emoji", "\uD83D\uDE00 caf\u00e9").header("x-b", "2")
                 .traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01").tracestate("congo=t61rcWkgMzE")
                 .build();
-        try (Connection c = PG.connection()) {
+        try (Connection c = transaction()) {
             outbox.send(c, m);
+            c.commit();
         }
         try (Connection c = PG.connection();
                 PreparedStatement ps = c.prepareStatement("select header_names, header_values, traceparent, tracestate from "
@@ -117,9 +119,10 @@ class OutboxIT {
         OutboxMessage m = OutboxMessage.builder(StepKey.of("L1", "s"), "payments").delay(Duration.ofHours(1)).build();
         Instant at = Instant.parse("2030-01-01T00:00:00Z");
         OutboxMessage m2 = OutboxMessage.builder(StepKey.of("L2", "s"), "payments").availableAt(at).build();
-        try (Connection c = PG.connection()) {
+        try (Connection c = transaction()) {
             outbox.send(c, m);
             outbox.send(c, m2);
+            c.commit();
         }
         assertThat(count("original_key = 'L1' and available_at > now() + interval '59 minutes'")).isEqualTo(1);
         assertThat(count("original_key = 'L2' and available_at = '2030-01-01T00:00:00Z'")).isEqualTo(1);
@@ -138,10 +141,11 @@ class OutboxIT {
 
     @Test
     void sendAll_batch_reportsWhichWereEmitted() throws Exception {
-        try (Connection c = PG.connection()) {
+        try (Connection c = transaction()) {
             outbox.send(c, message("B2", "s"));
             List<Boolean> emitted = outbox.sendAll(c, List.of(message("B1", "s"), message("B2", "s"), message("B3", "s")));
             assertThat(emitted).containsExactly(true, false, true);
+            c.commit();
         }
     }
 
@@ -149,12 +153,44 @@ class OutboxIT {
     void onSend_listenerRunsForEachSend_untilClosed() throws Exception {
         AtomicInteger calls = new AtomicInteger();
         AutoCloseable registration = outbox.onSend(calls::incrementAndGet);
-        try (Connection c = PG.connection()) {
+        try (Connection c = transaction()) {
             outbox.send(c, message("W1", "s"));
             registration.close();
             outbox.send(c, message("W2", "s"));
+            c.commit();
         }
         assertThat(calls).hasValue(1);
+    }
+
+    @Test
+    void send_autoCommitConnection_isRefusedNamingTheFixAndWritesNothing() throws Exception {
+        try (Connection c = PG.connection()) {
+            assertThat(c.getAutoCommit()).isTrue();
+            assertThatThrownBy(() -> outbox.send(c, message("AC1", "s")))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("outbox send of AC1:s").hasMessageContaining("auto-commit mode")
+                    .hasMessageContaining("setAutoCommit(false)");
+            assertThatThrownBy(() -> outbox.send(DSL.using(c, SQLDialect.POSTGRES), message("AC2", "s")))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("setAutoCommit(false)");
+        }
+        assertThat(count("original_key in ('AC1', 'AC2')")).isZero();
+    }
+
+    @Test
+    void sendAll_autoCommitConnection_isRefusedNamingTheFixAndWritesNothing() throws Exception {
+        try (Connection c = PG.connection()) {
+            assertThatThrownBy(() -> outbox.sendAll(c, List.of(message("AC3", "s"), message("AC4", "s"))))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("outbox sendAll").hasMessageContaining("setAutoCommit(false)");
+        }
+        assertThat(count("original_key in ('AC3', 'AC4')")).isZero();
+    }
+
+    /** A connection with auto-commit off: the caller's transaction. */
+    private static Connection transaction() throws Exception {
+        Connection c = PG.connection();
+        c.setAutoCommit(false);
+        return c;
     }
 
     private static long count(String where) throws Exception {

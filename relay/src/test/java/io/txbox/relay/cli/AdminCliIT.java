@@ -94,8 +94,10 @@ class AdminCliIT {
 
     static void send(String key) throws Exception {
         try (Connection c = PG.connection()) {
+            c.setAutoCommit(false);
             Outbox.builder().tables(tables).build().send(c, OutboxMessage.builder(StepKey.of(key, "pay"), "payments")
                     .payload("{}").build());
+            c.commit();
         }
     }
 
