@@ -96,11 +96,15 @@ public interface Inbox {
 
     /**
      * Stores {@code result} for a message that {@link #receive} reported FIRST in this same
-     * transaction; later duplicates get it back. One round trip.
+     * transaction; later duplicates get it back. One round trip. Any other call is refused and
+     * changes nothing: no receive in this transaction, a receive that reported DUPLICATE (or
+     * anything but FIRST), or an entry completed by an earlier transaction, whose stored result
+     * is never replaced.
      *
      * @throws InvalidInputException if {@code result} is larger than {@code maxPayloadBytes}
      * @throws IllegalStateException if {@code tx} is in auto-commit mode; nothing is written
-     * @throws TxboxException if no entry was received for the key in this transaction
+     * @throws TxboxException if {@code receive} did not report FIRST for the key in this
+     *     transaction; nothing is written
      */
     void storeResult(Connection tx, InboundMessage message, byte[] result);
 

@@ -194,7 +194,9 @@ final class InboxImpl implements Inbox {
         try {
             if (storeResultIn(tx, s, result) == 0) {
                 throw new TxboxException("cannot store a result for " + what(s)
-                        + ": no completed entry; call receive in the same transaction first");
+                        + ": receive did not report FIRST for it in this transaction (a result stored by an "
+                        + "earlier transaction is never replaced); call receive in the same transaction first "
+                        + "and store only when it reports FIRST");
             }
         } catch (SQLException e) {
             throw SqlErrors.translate(what("store result", s), e);

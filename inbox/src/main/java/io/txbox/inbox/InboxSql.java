@@ -65,11 +65,18 @@ final class InboxSql {
                 .or(T.FINGERPRINT.eq(DSL.excluded(T.FINGERPRINT)));
         Condition byKey = T.CONSUMER.eq(p("consumer")).and(T.MESSAGE_KEY.eq(p("key")));
 
-        receive = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS, T.COMPLETED_AT)
-                .values(p("consumer"), p("key"), completed, bytes("fingerprint"), DSL.inline(1), now)
+        // txid_current(): the caller's top-level transaction, epoch included. storeResult
+        // compares it with the row's received_txid. Chosen over the row's xmin, which names a
+        // subtransaction when receive ran under a savepoint and so would refuse a legitimate
+        // store; the column costs 8 bytes in a write that happens anyway.
+        Field<Long> txid = DSL.field("txid_current()", SQLDataType.BIGINT);
+        receive = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS, T.COMPLETED_AT,
+                        T.RECEIVED_TXID)
+                .values(p("consumer"), p("key"), completed, bytes("fingerprint"), DSL.inline(1), now, txid)
                 .onConflict(T.CONSUMER, T.MESSAGE_KEY)
                 .doUpdate()
                 .set(T.STATUS, completed)
+                .set(T.RECEIVED_TXID, txid)
                 .set(T.ATTEMPTS, T.ATTEMPTS.plus(DSL.inline(1)))
                 .set(T.COMPLETED_AT, now)
                 .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
@@ -77,8 +84,10 @@ final class InboxSql {
                 .returning(T.ATTEMPTS),
                 "consumer", "key", "fingerprint");
 
+        // Only the transaction whose receive reported FIRST may store: never a later one, nor
+        // one whose receive said DUPLICATE (which leaves received_txid alone).
         storeResult = stmt(ctx.update(T).set(T.RESULT, bytes("result"))
-                .where(byKey).and(T.STATUS.eq(completed)),
+                .where(byKey).and(T.STATUS.eq(completed)).and(T.RECEIVED_TXID.eq(txid)),
                 "result", "consumer", "key");
 
         read = stmt(ctx.select(T.STATUS, T.FINGERPRINT, T.RESULT, T.RESULT_STATUS, T.RESULT_HEADER_NAMES,

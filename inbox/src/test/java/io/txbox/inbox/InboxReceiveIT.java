@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.InvalidInputException;
+import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestPostgres;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -169,6 +171,56 @@ class InboxReceiveIT {
             c.rollback();
             c.setAutoCommit(true);
         }
+    }
+
+    @Test
+    void storeResult_laterTransactionOnCompletedEntry_isRefusedAndKeepsStoredResult() throws SQLException {
+        InboundMessage m = InboundMessage.of("k-store-later", new byte[] {1});
+        receiveAndCommit(inbox, m, "first".getBytes(UTF_8));
+        try (Connection c = PG.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            assertThatThrownBy(() -> inbox.storeResult(c, m, "later".getBytes(UTF_8)))
+                    .isInstanceOf(TxboxException.class).hasMessageContaining("did not report FIRST")
+                    .hasMessageContaining("call receive in the same transaction first");
+            c.commit();
+            c.setAutoCommit(true);
+        }
+        assertThat(storedResult("k-store-later")).isEqualTo("first");
+        assertThat(receiveAndCommit(inbox, m, null).result()).asString(UTF_8).isEqualTo("first");
+    }
+
+    @Test
+    void storeResult_afterReceiveSaidDuplicate_isRefusedAndKeepsStoredResult() throws SQLException {
+        InboundMessage m = InboundMessage.of("k-store-dup", new byte[] {1});
+        receiveAndCommit(inbox, m, "first".getBytes(UTF_8));
+        try (Connection c = PG.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            assertThat(inbox.receive(c, m).status()).isEqualTo(Receipt.Status.DUPLICATE);
+            assertThatThrownBy(() -> inbox.storeResult(c, m, "duplicate".getBytes(UTF_8)))
+                    .isInstanceOf(TxboxException.class).hasMessageContaining("did not report FIRST");
+            c.commit();
+            c.setAutoCommit(true);
+        }
+        assertThat(storedResult("k-store-dup")).isEqualTo("first");
+    }
+
+    @Test
+    void storeResult_receivedUnderSavepointOfThisTransaction_isStored() throws SQLException {
+        InboundMessage m = InboundMessage.of("k-store-savepoint", new byte[] {1});
+        try (Connection c = PG.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            Savepoint sp = c.setSavepoint();
+            assertThat(inbox.receive(c, m).isFirst()).isTrue();
+            c.releaseSavepoint(sp);
+            inbox.storeResult(c, m, "stored".getBytes(UTF_8));
+            c.commit();
+            c.setAutoCommit(true);
+        }
+        assertThat(storedResult("k-store-savepoint")).isEqualTo("stored");
+    }
+
+    private static String storedResult(String key) {
+        return rows.string("select convert_from(result, 'UTF8') from " + rows.inbox() + " where message_key = ?", key);
     }
 
     @Test

@@ -45,7 +45,9 @@ class AdminCliIT {
                 "txbox.schema=" + PG.schema()));
         Result r = cli("migrate");
         assertThat(r.code()).as(r.err()).isZero();
-        assertThat(r.out()).contains("schema " + PG.schema() + ": 1 migration(s) applied, now at version 1");
+        var applied = io.txbox.migrations.TxboxMigrations.flyway(PG.dataSource(), tables).info().applied();
+        assertThat(r.out()).contains("schema " + PG.schema() + ": " + applied.length
+                + " migration(s) applied, now at version " + latestVersion());
     }
 
     static Result cli(String... args) {
@@ -105,7 +107,13 @@ class AdminCliIT {
     void migrate_again_isNoOp() throws Exception {
         JsonNode r = json(cli("migrate", "--json"));
         assertThat(r.get("migrationsExecuted").asInt()).isZero();
-        assertThat(r.get("schemaVersion").asText()).isEqualTo("1");
+        assertThat(r.get("schemaVersion").asText()).isEqualTo(latestVersion());
+    }
+
+    /** The newest script's version, so adding a migration does not break these checks. */
+    private static String latestVersion() {
+        var info = io.txbox.migrations.TxboxMigrations.flyway(PG.dataSource(), tables).info();
+        return info.current().getVersion().getVersion();
     }
 
     @Test
