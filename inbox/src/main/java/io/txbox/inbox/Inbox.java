@@ -122,7 +122,10 @@ public interface Inbox {
      *
      * @throws RetryableException if the database stayed in conflict or unreachable; nothing
      *     was recorded, deliver the message again later
-     * @throws InvalidInputException if the key, tenant or payload size is refused
+     * @throws InvalidInputException if the key, tenant or payload size is refused, or the
+     *     handler returned a result larger than {@code maxPayloadBytes}; the transaction is
+     *     rolled back (the handler's writes included), no entry is written and no attempt is
+     *     counted, so the next delivery runs the handler again
      */
     Outcome process(DataSource ds, InboundMessage message, Handler handler);
 

@@ -240,7 +240,6 @@ final class InboxImpl implements Inbox {
                     byte[] result;
                     try {
                         result = handler.handle(c, message);
-                        checkResult(s, result);
                     } catch (Exception e) {
                         try {
                             c.rollback();
@@ -259,6 +258,9 @@ final class InboxImpl implements Inbox {
                         handlerError = e;
                         continue;
                     }
+                    // Refused as documented, outside the handler's failure path: the finally
+                    // rolls everything back and no attempt is counted, so no row is written.
+                    checkResult(s, result);
                     if (result != null) {
                         storeResultIn(c, s, result);
                     }

@@ -2,7 +2,9 @@ package io.txbox.inbox;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.txbox.InvalidInputException;
 import io.txbox.TxboxTables;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestPostgres;
@@ -191,6 +193,19 @@ class InboxProcessIT {
         assertThat(dead).extracting(DeadEntry::key).doesNotContain("pay-other");
         assertThat(other.listDead(PG.dataSource(), 100)).extracting(DeadEntry::key).containsExactly("pay-other");
         assertThat(inbox.resetDead(PG.dataSource(), "pay-dead-tenant", "acme")).isTrue();
+    }
+
+    @Test
+    void process_handlerResultOverCap_isRefusedAndWritesNothing() {
+        Inbox capped = Inbox.builder("capped").tables(tables).maxPayloadBytes(16).build();
+        InboundMessage m = InboundMessage.of("pay-too-big", "charge 10".getBytes(UTF_8));
+
+        assertThatThrownBy(() -> capped.process(PG.dataSource(), m, inserting("x".repeat(17))))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("17 bytes, more than maxPayloadBytes 16");
+
+        assertThat(rows.count("consumer = 'capped'")).isZero();
+        assertThat(business("pay-too-big")).isZero();
     }
 
     @Test
