@@ -132,7 +132,8 @@ public interface Inbox {
     /**
      * Counts a failed attempt at {@code message} and records {@code error}, in a transaction of
      * its own, for adapters that run the business transaction themselves and rolled it back.
-     * The entry becomes FAILED, or DEAD once it has failed {@code maxAttempts} times. If a
+     * The entry becomes FAILED, or DEAD once it has failed {@code maxAttempts} times (releases
+     * of a two-phase claim are not failures). If a
      * concurrent delivery completed the key meanwhile, the outcome is DUPLICATE and nothing
      * is counted. One round trip (two if the key was completed, dead or reused).
      */
@@ -143,9 +144,10 @@ public interface Inbox {
     /**
      * Claims {@code message} for this worker and commits the claim at once: the entry becomes
      * PROCESSING with a lease of {@code lease} measured by the database clock. While the lease
-     * holds, other claims get IN_FLIGHT. After it runs out, the next claim takes over with the
-     * next fencing token; if the entry has already used {@code maxAttempts} attempts it becomes
-     * DEAD instead (a message that keeps crashing its worker).
+     * holds, other claims get IN_FLIGHT. After it runs out, the next claim counts a failure
+     * (the worker neither completed, failed nor released) and takes over with the next fencing
+     * token; if that was the entry's {@code maxAttempts}-th failure it becomes DEAD instead (a
+     * message that keeps crashing its worker).
      *
      * <p>Cost: one round trip when acquired, two otherwise.
      *
@@ -192,8 +194,8 @@ public interface Inbox {
     void complete(Connection tx, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body);
 
     /**
-     * Fails an acquired claim: counts the attempt and records {@code error}; the entry becomes
-     * FAILED (the next claim runs it again) or DEAD at {@code maxAttempts}.
+     * Fails an acquired claim: counts a failure and records {@code error}; the entry becomes
+     * FAILED (the next claim runs it again) or DEAD at its {@code maxAttempts}-th failure.
      *
      * @throws LeaseLostException if the claim was taken over; nothing is written
      */
@@ -201,7 +203,10 @@ public interface Inbox {
 
     /**
      * Gives an acquired claim back without counting a failure, so the next claim runs again
-     * at once; for outcomes that must not be remembered, such as an HTTP 5xx.
+     * at once; for outcomes that must not be remembered, such as an HTTP 5xx. Releases never
+     * make an entry DEAD: only failures count toward {@code maxAttempts}. The next claim still
+     * gets the next fencing token, so {@link Claim#fencingToken()} and {@code attempts} count
+     * releases too.
      *
      * @throws LeaseLostException if the claim was taken over; nothing is written
      */
@@ -275,8 +280,11 @@ public interface Inbox {
         }
 
         /**
-         * Failed attempts after which an entry is DEAD; default {@value Inbox#DEFAULT_MAX_ATTEMPTS}.
-         * At least 1.
+         * Failures after which an entry is DEAD; default {@value Inbox#DEFAULT_MAX_ATTEMPTS}. At
+         * least 1. A failure is a handler error counted by {@link Inbox#process} or
+         * {@link Inbox#recordFailure}, a {@link Inbox#fail}, or a two-phase lease that ran out
+         * before its worker completed, failed or released it. A {@link Inbox#release} is not a
+         * failure and never brings an entry closer to DEAD, however often it happens.
          */
         public Builder maxAttempts(int maxAttempts) {
             if (maxAttempts < 1) {

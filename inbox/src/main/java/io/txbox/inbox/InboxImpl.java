@@ -328,7 +328,7 @@ final class InboxImpl implements Inbox {
                         if (rs.next()) {
                             boolean dead = InboxSql.DEAD.equals(rs.getString(1));
                             int attempts = rs.getInt(2);
-                            logFailure(s, dead, attempts, reason);
+                            logFailure(s, dead, attempts, rs.getInt(3), reason);
                             return new Outcome(dead ? Outcome.Status.DEAD : Outcome.Status.FAILED, null,
                                     attempts, reason, error);
                         }
@@ -529,12 +529,12 @@ final class InboxImpl implements Inbox {
                         throw leaseLost(s, claim);
                     }
                     boolean dead = InboxSql.DEAD.equals(rs.getString(1));
+                    logFailure(s, dead, rs.getInt(2), rs.getInt(3), reason);
                     return new Outcome(dead ? Outcome.Status.DEAD : Outcome.Status.FAILED, null, rs.getInt(2), reason,
                             error);
                 }
             }
         });
-        logFailure(s, outcome.status() == Outcome.Status.DEAD, outcome.attempts(), reason);
         return report(outcome);
     }
 
@@ -821,12 +821,13 @@ final class InboxImpl implements Inbox {
         }
     }
 
-    private void logFailure(Scope s, boolean dead, int attempts, String reason) {
+    private void logFailure(Scope s, boolean dead, int attempts, int failures, String reason) {
         if (dead) {
-            log.error("{} - key {} is DEAD after attempt {} of {}; parked for an operator. Last error: {}",
-                    consumer, label(s), attempts, maxAttempts, reason);
+            log.error("{} - key {} is DEAD after attempt {} (failure {} of {}); parked for an operator. Last error: {}",
+                    consumer, label(s), attempts, failures, maxAttempts, reason);
         } else {
-            log.warn("{} - key {} failed on attempt {} of {}: {}", consumer, label(s), attempts, maxAttempts, reason);
+            log.warn("{} - key {} failed on attempt {} (failure {} of {}): {}", consumer, label(s), attempts, failures,
+                    maxAttempts, reason);
         }
     }
 

@@ -95,33 +95,42 @@ final class InboxSql {
                 .from(T).where(byKey),
                 "consumer", "key");
 
-        Field<String> failedOrDead = DSL.when(T.ATTEMPTS.plus(DSL.inline(1)).ge(DSL.inline(maxAttempts)), dead).else_(failed);
-        recordFailure = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS, T.LAST_ERROR)
+        // DEAD follows failures, not attempts: attempts counts every run (and is the fencing
+        // token), failures only the runs that failed. A release is not a failure.
+        Field<Integer> oneMoreFailure = T.FAILURES.plus(DSL.inline(1));
+        Field<String> failedOrDead = DSL.when(oneMoreFailure.ge(DSL.inline(maxAttempts)), dead).else_(failed);
+        recordFailure = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS, T.FAILURES,
+                        T.LAST_ERROR)
                 .values(p("consumer"), p("key"), maxAttempts <= 1 ? dead : failed, bytes("fingerprint"), DSL.inline(1),
-                        p("error"))
+                        DSL.inline(1), p("error"))
                 .onConflict(T.CONSUMER, T.MESSAGE_KEY)
                 .doUpdate()
                 .set(T.STATUS, failedOrDead)
                 .set(T.ATTEMPTS, T.ATTEMPTS.plus(DSL.inline(1)))
+                .set(T.FAILURES, oneMoreFailure)
                 .set(T.LAST_ERROR, DSL.excluded(T.LAST_ERROR))
                 .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
                 .where(retryable.and(sameFingerprint))
-                .returning(T.STATUS, T.ATTEMPTS),
+                .returning(T.STATUS, T.ATTEMPTS, T.FAILURES),
                 "consumer", "key", "fingerprint", "error");
 
-        // Taking over an expired lease that has used up its attempts parks the entry instead:
-        // a message that crashes every worker must not be retried forever.
-        Condition exhausted = T.STATUS.eq(processing).and(T.ATTEMPTS.ge(DSL.inline(maxAttempts)));
+        // Taking over an expired lease counts a failure: the worker neither completed, failed
+        // nor released. When that failure uses up maxAttempts the entry is parked instead: a
+        // message that crashes every worker must not be retried forever.
+        Condition expired = T.STATUS.eq(processing);
+        Condition exhausted = expired.and(oneMoreFailure.ge(DSL.inline(maxAttempts)));
         claim = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS, T.LEASE_UNTIL)
                 .values(p("consumer"), p("key"), processing, bytes("fingerprint"), DSL.inline(1), leaseEnd)
                 .onConflict(T.CONSUMER, T.MESSAGE_KEY)
                 .doUpdate()
                 .set(T.STATUS, DSL.when(exhausted, dead).else_(processing))
                 .set(T.ATTEMPTS, DSL.when(exhausted, T.ATTEMPTS).else_(T.ATTEMPTS.plus(DSL.inline(1))))
+                .set(T.FAILURES, DSL.when(expired, oneMoreFailure).else_(T.FAILURES))
                 .set(T.LEASE_UNTIL, DSL.when(exhausted, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
                         .else_(DSL.excluded(T.LEASE_UNTIL)))
                 .set(T.LAST_ERROR, DSL.when(exhausted, DSL.concat(
                                 DSL.inline("lease expired on attempt "), T.ATTEMPTS.cast(SQLDataType.CLOB),
+                                DSL.inline(", failure "), oneMoreFailure.cast(SQLDataType.CLOB),
                                 DSL.inline(" of " + maxAttempts + "; last error: "),
                                 DSL.coalesce(T.LAST_ERROR, DSL.inline("none"))))
                         .else_(T.LAST_ERROR))
@@ -144,24 +153,27 @@ final class InboxSql {
                 "result", "resultStatus", "headerNames", "headerValues", "consumer", "key", "token", "lease");
 
         fail = stmt(ctx.update(T)
-                .set(T.STATUS, DSL.when(T.ATTEMPTS.ge(DSL.inline(maxAttempts)), dead).else_(failed))
+                .set(T.STATUS, failedOrDead)
+                .set(T.FAILURES, oneMoreFailure)
                 .set(T.LAST_ERROR, p("error"))
                 .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
                 .where(fence)
-                .returning(T.STATUS, T.ATTEMPTS),
+                .returning(T.STATUS, T.ATTEMPTS, T.FAILURES),
                 "error", "consumer", "key", "token", "lease");
 
+        // Not a failure: failures stays as it is, so releases never make an entry DEAD.
         release = stmt(ctx.update(T)
                 .set(T.STATUS, failed)
                 .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
                 .where(fence),
                 "consumer", "key", "token", "lease");
 
-        // attempts restarts at 0 for a fresh count; fencing stays safe because complete and
-        // fail also match the lease end, which no later claim repeats.
+        // failures and attempts restart at 0 for a fresh count; fencing stays safe because
+        // complete and fail also match the lease end, which no later claim repeats.
         resetDead = stmt(ctx.update(T)
                 .set(T.STATUS, failed)
                 .set(T.ATTEMPTS, DSL.inline(0))
+                .set(T.FAILURES, DSL.inline(0))
                 .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
                 .where(byKey).and(T.STATUS.eq(dead)),
                 "consumer", "key");

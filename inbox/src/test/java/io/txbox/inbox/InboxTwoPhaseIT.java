@@ -208,7 +208,7 @@ class InboxTwoPhaseIT {
         Claim parked = shortLease.claim(PG.dataSource(), m);
 
         assertThat(parked.status()).isEqualTo(Claim.Status.DEAD);
-        assertThat(parked.reason()).contains("lease expired on attempt 3 of 3");
+        assertThat(parked.reason()).contains("lease expired on attempt 3, failure 3 of 3");
         assertThat(shortLease.listDead(PG.dataSource(), 10)).extracting(DeadEntry::key).contains("c-crash");
     }
 
@@ -249,6 +249,28 @@ class InboxTwoPhaseIT {
         Claim again = longLease.claim(PG.dataSource(), msg("c-release"));
         assertThat(again.status()).isEqualTo(Claim.Status.ACQUIRED);
         assertThat(again.fencingToken()).isEqualTo(2);
+    }
+
+    @Test
+    void release_doesNotCountTowardMaxAttempts_onlyFailuresMakeDead() {
+        Inbox twoFailures = Inbox.builder("gateway-two").tables(tables).maxAttempts(2).build();
+        InboundMessage m = msg("c-release-rounds");
+        for (int round = 1; round <= 3; round++) {
+            Claim claim = twoFailures.claim(PG.dataSource(), m);
+            assertThat(claim.status()).isEqualTo(Claim.Status.ACQUIRED);
+            twoFailures.release(PG.dataSource(), claim);
+        }
+        Outcome firstFailure = twoFailures.fail(PG.dataSource(), twoFailures.claim(PG.dataSource(), m),
+                new RuntimeException("503 from gateway"));
+
+        assertThat(firstFailure.status()).isEqualTo(Outcome.Status.FAILED);
+        assertThat(firstFailure.attempts()).isEqualTo(4);
+        assertThat(rows.status("gateway-two", "c-release-rounds")).isEqualTo("FAILED");
+
+        Outcome secondFailure = twoFailures.fail(PG.dataSource(), twoFailures.claim(PG.dataSource(), m),
+                new RuntimeException("card blocked"));
+        assertThat(secondFailure.status()).isEqualTo(Outcome.Status.DEAD);
+        assertThat(twoFailures.claim(PG.dataSource(), m).status()).isEqualTo(Claim.Status.DEAD);
     }
 
     @Test

@@ -30,6 +30,27 @@ class TxboxMigrationsIT {
     }
 
     @Test
+    void migrateToV3_existingEntries_keepTheirCountTowardDead() throws Exception {
+        TxboxTables tables = new TxboxTables(PG.newSchema("upgrade"), "txbox_");
+        Flyway v2 = Flyway.configure().configuration(TxboxMigrations.flyway(PG.dataSource(), tables).getConfiguration())
+                .target("2").load();
+        v2.migrate();
+        String inbox = tables.qualified(tables.inboxTable());
+        try (Connection c = PG.connection(); Statement st = c.createStatement()) {
+            st.execute("insert into " + inbox + " (consumer, message_key, status, attempts) values"
+                    + " ('c', 'failed', 'FAILED', 4), ('c', 'dead', 'DEAD', 5), ('c', 'running', 'PROCESSING', 3),"
+                    + " ('c', 'done', 'COMPLETED', 2)");
+        }
+        TxboxMigrations.migrate(PG.dataSource(), tables);
+        try (Connection c = PG.connection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("select string_agg(message_key || '=' || failures, ',' order by message_key)"
+                        + " from " + inbox)) {
+            rs.next();
+            assertThat(rs.getString(1)).isEqualTo("dead=5,done=0,failed=4,running=2");
+        }
+    }
+
+    @Test
     void migrate_twoSchemasOfOneDatabase_areIndependent() throws Exception {
         TxboxTables a = new TxboxTables(PG.newSchema("a"), "txbox_");
         TxboxTables b = new TxboxTables(PG.newSchema("b"), "other_");
