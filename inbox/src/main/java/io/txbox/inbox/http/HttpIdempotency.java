@@ -46,7 +46,10 @@ import org.slf4j.LoggerFactory;
  * <table>
  * <caption>What a request gets</caption>
  * <tr><th>situation</th><th>response</th></tr>
- * <tr><td>key missing where one is required, or malformed</td><td>400, problem+json</td></tr>
+ * <tr><td>request body larger than {@link Builder#maxBodyBytes}, with or without a key</td><td>413,
+ *     problem+json; the application does not run (a body is never cut short)</td></tr>
+ * <tr><td>key missing where one is required, or malformed</td><td>400, problem+json naming the
+ *     problem</td></tr>
  * <tr><td>first request with the key</td><td>the application runs; its response is returned</td></tr>
  * <tr><td>same key while the first is still running</td><td>409, problem+json</td></tr>
  * <tr><td>same key, different method, path or body</td><td>422, problem+json</td></tr>
@@ -57,8 +60,17 @@ import org.slf4j.LoggerFactory;
  *     outcomes are not stored</td></tr>
  * <tr><td>the request ran longer than the lease and a retry took it over (transactional
  *     handlers only)</td><td>409, problem+json; the late request's writes are rolled back</td></tr>
- * <tr><td>body larger than {@code maxBodyBytes}</td><td>413, problem+json</td></tr>
  * </table>
+ *
+ * <h2>The key</h2>
+ * The draft defines {@code Idempotency-Key} as an RFC 8941 structured-header string, so
+ * {@code Idempotency-Key: "abc"} is the key {@code abc}; the bare form
+ * {@code Idempotency-Key: abc}, which many clients send, is the same key. A value that starts
+ * with a double quote is read as an sf-string: it must end with the closing quote, hold only
+ * printable ASCII (0x20 to 0x7E), and use a backslash only before {@code "} or {@code \};
+ * otherwise the answer is 400 naming the problem. Any other value is the key as it stands. The
+ * key then follows the inbox's rules (non-empty, at most 255 bytes of UTF-8, no control
+ * characters), or the answer is 400.
  *
  * <h2>Handlers that write to the database: the transactional form</h2>
  * {@link #handle(HttpRequestData, TransactionalRequestHandler)} (and
@@ -243,16 +255,23 @@ public final class HttpIdempotency {
 
     private HttpResponseData idempotent(HttpRequestData request, Execution execution) {
         Objects.requireNonNull(request, "request");
-        String key = request.header(headerName);
-        if (key == null) {
+        if (request.body().length > maxBodyBytes) {
+            // Refused whole, keyed or not: a handler never sees a cut body.
+            return Problems.problem(413, "Content Too Large", "The request body is larger than the limit of "
+                    + maxBodyBytes + " bytes.");
+        }
+        String field = request.header(headerName);
+        if (field == null) {
             if (keyRequired.test(request)) {
                 return Problems.problem(400, "Bad Request", "This request requires an " + headerName + " header.");
             }
             return execution.run(null);
         }
-        if (request.body().length > maxBodyBytes) {
-            return Problems.problem(413, "Content Too Large", "The request body is " + request.body().length
-                    + " bytes; requests with an " + headerName + " may have at most " + maxBodyBytes + ".");
+        String key;
+        try {
+            key = KeyHeader.parse(headerName, field);
+        } catch (InvalidInputException e) {
+            return Problems.problem(400, "Bad Request", "Invalid " + e.getMessage() + ".");
         }
         InboundMessage message = InboundMessage.builder(key, request.body())
                 .header(METHOD, request.method())
@@ -614,7 +633,13 @@ public final class HttpIdempotency {
             return this;
         }
 
-        /** Largest request body, and largest stored response body; default 1 MiB. */
+        /**
+         * Largest request body, and largest stored response body; default 1 MiB. A request
+         * whose body is larger gets 413 whether or not it carries a key, and the application
+         * does not run: a body is never cut short. The {@code HttpServer} adapters read at most
+         * {@code maxBodyBytes + 1} bytes of a request body, with or without
+         * {@code Content-Length}, to tell.
+         */
         public Builder maxBodyBytes(int maxBodyBytes) {
             if (maxBodyBytes < 0 || maxBodyBytes == Integer.MAX_VALUE) {
                 throw new ConfigException("maxBodyBytes must be between 0 and " + (Integer.MAX_VALUE - 1)

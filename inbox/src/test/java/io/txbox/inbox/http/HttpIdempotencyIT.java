@@ -52,6 +52,8 @@ class HttpIdempotencyIT {
     /** A business table: one row per effect of a request, deliberately without a unique key. */
     static String effects;
     static final AtomicInteger calls = new AtomicInteger();
+    /** The body cap of {@code /capped}, where keys are optional; it answers the body length it saw. */
+    static final int CAP = 1024;
     /** What the application answers next: status code and body. */
     static volatile int nextStatus = 201;
     static volatile CountDownLatch gate = new CountDownLatch(0);
@@ -92,6 +94,16 @@ class HttpIdempotencyIT {
             byte[] out = ("{\"order\":" + n + "}").getBytes(UTF_8);
             exchange.getResponseHeaders().add("Content-Type", "application/json");
             exchange.sendResponseHeaders(nextStatus, out.length);
+            try (OutputStream o = exchange.getResponseBody()) {
+                o.write(out);
+            }
+        }));
+        HttpIdempotency keyOptional = HttpIdempotency.builder(PG.dataSource(), "capped-api").tables(tables)
+                .keyRequired(r -> false).maxBodyBytes(CAP).build();
+        server.createContext("/capped", keyOptional.forHttpServer(exchange -> {
+            calls.incrementAndGet();
+            byte[] out = String.valueOf(exchange.getRequestBody().readAllBytes().length).getBytes(UTF_8);
+            exchange.sendResponseHeaders(200, out.length);
             try (OutputStream o = exchange.getResponseBody()) {
                 o.write(out);
             }
@@ -280,6 +292,117 @@ class HttpIdempotencyIT {
                 .isEqualTo(413);
     }
 
+    // ---- the body cap, keyed or not ----
+
+    @Test
+    void forHttpServer_keyOptional_unkeyedBodyOverCap_is413AndHandlerNeverRuns() throws Exception {
+        HttpResponse<byte[]> r = post("/capped", null, "x".repeat(5_000));
+
+        assertThat(r.statusCode()).isEqualTo(413);
+        assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(new String(r.body(), UTF_8)).contains("larger than the limit of " + CAP + " bytes");
+        assertThat(calls).hasValue(0);
+    }
+
+    @Test
+    void forHttpServer_keyOptional_keyedBodyOverCap_is413AndHandlerNeverRuns() throws Exception {
+        HttpResponse<byte[]> r = post("/capped", "capped-keyed", "x".repeat(5_000));
+
+        assertThat(r.statusCode()).isEqualTo(413);
+        assertThat(calls).hasValue(0);
+    }
+
+    @Test
+    void forHttpServer_keyOptional_chunkedBodyOverCapWithoutContentLength_is413() throws Exception {
+        HttpResponse<byte[]> unkeyed = postChunked("/capped", null, CAP + 1);
+        HttpResponse<byte[]> keyed = postChunked("/capped", "capped-chunked", CAP + 1);
+
+        assertThat(unkeyed.statusCode()).isEqualTo(413);
+        assertThat(keyed.statusCode()).isEqualTo(413);
+        assertThat(calls).hasValue(0);
+    }
+
+    @Test
+    void forHttpServer_keyOptional_chunkedBodyAtCap_reachesHandlerWhole() throws Exception {
+        HttpResponse<byte[]> unkeyed = postChunked("/capped", null, CAP);
+        HttpResponse<byte[]> keyed = postChunked("/capped", "capped-at-cap", CAP);
+
+        assertThat(unkeyed.statusCode()).isEqualTo(200);
+        assertThat(new String(unkeyed.body(), UTF_8)).isEqualTo(String.valueOf(CAP));
+        assertThat(keyed.statusCode()).isEqualTo(200);
+        assertThat(new String(keyed.body(), UTF_8)).isEqualTo(String.valueOf(CAP));
+        assertThat(calls).hasValue(2);
+    }
+
+    @Test
+    void handle_transactional_unkeyedBodyOverCap_is413AndNothingRuns() {
+        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "tx-capped").tables(tables)
+                .keyRequired(r -> false).maxBodyBytes(10).build();
+        HttpRequestData big = new HttpRequestData("POST", "/x", Map.of(), new byte[11]);
+
+        HttpResponseData r = idempotency.handle(big, (tx, req) -> {
+            throw new AssertionError("a body over the cap must not reach the handler");
+        });
+
+        assertThat(r.status()).isEqualTo(413);
+    }
+
+    // ---- the key as an RFC 8941 sf-string ----
+
+    @Test
+    void forHttpServer_quotedAndBareKey_areTheSameKey() throws Exception {
+        HttpResponse<byte[]> quoted = post("/orders", "\"sf-1\"", "apple");
+        HttpResponse<byte[]> bare = post("/orders", "sf-1", "apple");
+        HttpResponse<byte[]> quotedAgain = post("/orders", "\"sf-1\"", "apple");
+
+        assertThat(quoted.statusCode()).isEqualTo(201);
+        assertThat(bare.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(bare.body()).isEqualTo(quoted.body());
+        assertThat(quotedAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(calls).hasValue(1);
+        assertThat(storedKeys("orders-api", "sf-1%")).containsExactly("sf-1");
+    }
+
+    @Test
+    void forHttpServer_quotedKeyWithEscapes_isTheUnescapedBareKey() throws Exception {
+        HttpResponse<byte[]> bare = post("/orders", "sf-2 \"a\\b\"", "apple");
+        HttpResponse<byte[]> quoted = post("/orders", "\"sf-2 \\\"a\\\\b\\\"\"", "apple");
+
+        assertThat(bare.statusCode()).isEqualTo(201);
+        assertThat(quoted.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(calls).hasValue(1);
+    }
+
+    @Test
+    void forHttpServer_malformedQuotedKey_is400NamingTheProblem() throws Exception {
+        HttpResponse<byte[]> unterminated = post("/orders", "\"sf-3", "apple");
+        HttpResponse<byte[]> badEscape = post("/orders", "\"sf-\\3\"", "apple");
+        HttpResponse<byte[]> trailing = post("/orders", "\"sf-3\";x=1", "apple");
+
+        assertThat(unterminated.statusCode()).isEqualTo(400);
+        assertThat(new String(unterminated.body(), UTF_8)).contains("no closing quote");
+        assertThat(badEscape.statusCode()).isEqualTo(400);
+        assertThat(new String(badEscape.body(), UTF_8)).contains("a backslash may only escape");
+        assertThat(trailing.statusCode()).isEqualTo(400);
+        assertThat(new String(trailing.body(), UTF_8)).contains("after the closing quote");
+        assertThat(calls).hasValue(0);
+        assertThat(storedKeys("orders-api", "%sf-3%")).isEmpty();
+    }
+
+    @Test
+    void handle_quotedKeyWithNonAscii_is400NamingTheCharacter() {
+        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "sf-ascii").tables(tables).build();
+        HttpRequestData request = new HttpRequestData("POST", "/x",
+                Map.of("Idempotency-Key", List.of("\"caf\u00e9\"")), new byte[0]);
+
+        HttpResponseData r = idempotency.handle(request, req -> {
+            throw new AssertionError("a malformed key must not run");
+        });
+
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.body()).asString(UTF_8).contains("printable ASCII").contains("U+00E9");
+    }
+
     // ---- handlers with database effects: the transactional form ----
 
     @Test
@@ -444,6 +567,33 @@ class HttpIdempotencyIT {
 
         assertThat(r.status()).isEqualTo(201);
         assertThat(effectsOf("keyless")).isEqualTo(1);
+    }
+
+    /** A POST whose body of {@code size} bytes is sent chunked, without {@code Content-Length}. */
+    private static HttpResponse<byte[]> postChunked(String path, String key, int size) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path))
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(new byte[size])));
+        if (key != null) {
+            b.header("Idempotency-Key", key);
+        }
+        return client.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    /** The stored message keys of {@code consumer} matching the SQL LIKE {@code pattern}. */
+    private static List<String> storedKeys(String consumer, String pattern) throws SQLException {
+        try (Connection c = PG.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("select message_key from " + tables.qualified(tables.inboxTable())
+                        + " where consumer = ? and message_key like ? order by message_key")) {
+            ps.setString(1, consumer);
+            ps.setString(2, pattern);
+            List<String> keys = new java.util.ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    keys.add(rs.getString(1));
+                }
+            }
+            return keys;
+        }
     }
 
     private static HttpIdempotency shortLease(String consumer) {
