@@ -57,7 +57,12 @@ import org.slf4j.LoggerFactory;
  *     {@linkplain Builder#replayedHeaders replayed headers} and the body, byte for byte, plus
  *     {@value #REPLAYED_HEADER}{@code : true}</td></tr>
  * <tr><td>same key after a 5xx or an exception</td><td>the application runs again: 5xx
- *     outcomes are not stored</td></tr>
+ *     outcomes are not stored, and however many there were, they never lock the key</td></tr>
+ * <tr><td>same key after a request that outlived its lease (it hung, or the process stopped)</td>
+ *     <td>409 while the lease holds, then the application runs again; with a configured
+ *     {@link Builder#maxAttempts}, see there</td></tr>
+ * <tr><td>same key, DEAD (only with a configured {@link Builder#maxAttempts})</td><td>500,
+ *     problem+json; the application does not run</td></tr>
  * <tr><td>the request ran longer than the lease and a retry took it over (transactional
  *     handlers only)</td><td>409, problem+json; the late request's writes are rolled back</td></tr>
  * </table>
@@ -137,6 +142,10 @@ public final class HttpIdempotency {
     public static final String REPLAYED_HEADER = "Idempotent-Replayed";
     /** Default {@link Builder#maxBodyBytes}: 1 MiB. */
     public static final int DEFAULT_MAX_BODY_BYTES = Inbox.DEFAULT_MAX_PAYLOAD_BYTES;
+    /** {@link Builder#maxAttempts} that never makes a key DEAD: {@value}. */
+    public static final int NO_ATTEMPT_LIMIT = Integer.MAX_VALUE;
+    /** Default {@link Builder#maxAttempts}: {@link #NO_ATTEMPT_LIMIT}, no limit. */
+    public static final int DEFAULT_MAX_ATTEMPTS = NO_ATTEMPT_LIMIT;
 
     /** Message header names that carry the request line into the fingerprint. */
     static final String METHOD = ":method";
@@ -165,6 +174,7 @@ public final class HttpIdempotency {
                 .retention(b.retention)
                 .clock(b.clock)
                 .maxPayloadBytes(b.maxBodyBytes)
+                .maxAttempts(b.maxAttempts)
                 .listener(b.listener)
                 .fingerprint(HttpIdempotency::fingerprint)
                 .build();
@@ -296,7 +306,8 @@ public final class HttpIdempotency {
             case IN_FLIGHT -> Problems.problem(409, "Conflict", "A request with the " + headerName + " "
                     + Texts.quote(key) + " is still being processed. Retry later.");
             case DEAD -> Problems.problem(500, "Internal Server Error", "The request with the " + headerName + " "
-                    + Texts.quote(key) + " failed too often and will not run again.");
+                    + Texts.quote(key) + " outlived its lease too often (it hung, or the server stopped) and "
+                    + "will not run again.");
             case ACQUIRED -> execution.run(claim);
         };
     }
@@ -568,6 +579,7 @@ public final class HttpIdempotency {
         private Set<String> replayedHeaders = DEFAULT_REPLAYED_HEADERS;
         private Function<HttpRequestData, @Nullable String> tenant = r -> null;
         private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+        private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private Duration lease = Inbox.DEFAULT_LEASE;
         private Duration retention = Inbox.DEFAULT_RETENTION;
         private Clock clock = Clock.systemUTC();
@@ -646,6 +658,32 @@ public final class HttpIdempotency {
                         + ", but was " + maxBodyBytes);
             }
             this.maxBodyBytes = maxBodyBytes;
+            return this;
+        }
+
+        /**
+         * How many times a key's runs may end without an answer before the key is DEAD;
+         * default {@link HttpIdempotency#NO_ATTEMPT_LIMIT}: never. At least 1.
+         *
+         * <p>A run ends without an answer when it outlives its {@linkplain #lease lease}: the
+         * request hung, or the process stopped. The next request with the key after the lease
+         * ran out takes the key over and runs again; once {@code maxAttempts} runs have ended
+         * that way, that request instead makes the key DEAD, and it and every later request
+         * with the key get 500 (problem+json) without the application running, until an
+         * operator calls {@code inbox().resetDead(ds, key)} (DEAD keys are never purged;
+         * {@code inbox().listDead(..)} lists them). A 5xx answer or an exception releases the
+         * key and is not such a run, so 5xx answers never make a key DEAD.
+         *
+         * <p>Why no limit by default: a client, not the server, decides how often to retry, and
+         * the draft lets every retry after a 5xx run again; the lease already allows at most
+         * one run of a key at a time. A limit guards against a request that hangs or kills the
+         * process every time it runs, at the price of a key that no client can use again.
+         */
+        public Builder maxAttempts(int maxAttempts) {
+            if (maxAttempts < 1) {
+                throw new ConfigException("maxAttempts must be at least 1, but was " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
             return this;
         }
 

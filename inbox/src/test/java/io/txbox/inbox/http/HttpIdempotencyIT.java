@@ -292,6 +292,120 @@ class HttpIdempotencyIT {
                 .isEqualTo(413);
     }
 
+    // ---- attempts: 5xx answers never lock a key ----
+
+    /**
+     * Five 5xx answers, then one run that outlives its lease: with the defaults the next
+     * request takes the key over and runs, as the draft promises for a retry after a 5xx.
+     */
+    @Test
+    void handle_fiveServerErrorsThenLeaseOutlived_retryStillRuns() throws Exception {
+        HttpIdempotency idempotency = shortLease("attempts-default");
+        HttpRequestData request = request("attempts-1");
+        for (int i = 0; i < 5; i++) {
+            assertThat(idempotency.handle(request, r -> HttpResponseData.of(503, "text/plain", "busy")).status())
+                    .isEqualTo(503);
+        }
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        Future<HttpResponseData> stalled = background.submit(() -> idempotency.handle(request, r -> {
+            entered.countDown();
+            resume.await(10, TimeUnit.SECONDS);
+            return HttpResponseData.of(201, "text/plain", "late");
+        }));
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitLeaseExpired("attempts-default", "attempts-1");
+
+        HttpResponseData retry = idempotency.handle(request, r -> HttpResponseData.of(201, "text/plain", "ran"));
+        resume.countDown();
+        stalled.get(10, TimeUnit.SECONDS);
+        HttpResponseData replay = idempotency.handle(request, r -> {
+            throw new AssertionError("a completed key must not run again");
+        });
+
+        assertThat(retry.status()).isEqualTo(201);
+        assertThat(retry.body()).asString(UTF_8).isEqualTo("ran");
+        assertThat(replay.body()).asString(UTF_8).isEqualTo("ran");
+        assertThat(replay.header(HttpIdempotency.REPLAYED_HEADER)).isEqualTo("true");
+        assertThat(idempotency.inbox().listDead(PG.dataSource(), 10)).isEmpty();
+    }
+
+    @Test
+    void handle_transactional_manyServerErrorsThenLeaseOutlived_retryStillRuns() throws Exception {
+        HttpIdempotency idempotency = shortLease("attempts-tx");
+        HttpRequestData request = request("attempts-2");
+        for (int i = 0; i < 12; i++) {
+            assertThat(idempotency.handle(request, (tx, r) -> HttpResponseData.of(500, "text/plain", "no")).status())
+                    .isEqualTo(500);
+        }
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        Future<HttpResponseData> stalled = background.submit(() -> idempotency.handle(request, (tx, r) -> {
+            entered.countDown();
+            resume.await(10, TimeUnit.SECONDS);
+            return HttpResponseData.of(201, "text/plain", "late");
+        }));
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitLeaseExpired("attempts-tx", "attempts-2");
+
+        HttpResponseData retry = idempotency.handle(request, (tx, r) -> {
+            insertEffect(tx, "attempts-2", 1);
+            return HttpResponseData.of(201, "text/plain", "ran");
+        });
+        resume.countDown();
+
+        assertThat(retry.status()).isEqualTo(201);
+        assertThat(stalled.get(10, TimeUnit.SECONDS).status()).isEqualTo(409);
+        assertThat(effectNumbers("attempts-2")).isEqualTo("1");
+    }
+
+    /**
+     * With a configured limit, a key whose runs outlived their lease that many times is DEAD:
+     * the next request and every later one get 500 without running, until an operator resets it.
+     */
+    @Test
+    void handle_maxAttemptsConfigured_keyIsDeadAfterThatManyRunsOutlivedTheirLease() throws Exception {
+        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "attempts-limit").tables(tables)
+                .lease(Duration.ofMillis(300)).maxAttempts(2).build();
+        HttpRequestData request = request("attempts-3");
+        ExecutorService stallers = Executors.newFixedThreadPool(2);
+        CountDownLatch resume = new CountDownLatch(1);
+        AtomicInteger runs = new AtomicInteger();
+        try {
+            for (int i = 0; i < 2; i++) {
+                CountDownLatch entered = new CountDownLatch(1);
+                stallers.submit(() -> idempotency.handle(request, r -> {
+                    runs.incrementAndGet();
+                    entered.countDown();
+                    resume.await(10, TimeUnit.SECONDS);
+                    return HttpResponseData.of(201, "text/plain", "late");
+                }));
+                assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+                awaitLeaseExpired("attempts-limit", "attempts-3");
+            }
+
+            HttpResponseData dead = idempotency.handle(request, r -> {
+                throw new AssertionError("a DEAD key must not run");
+            });
+            HttpResponseData stillDead = idempotency.handle(request, r -> {
+                throw new AssertionError("a DEAD key must not run");
+            });
+
+            assertThat(dead.status()).isEqualTo(500);
+            assertThat(dead.body()).asString(UTF_8).contains("outlived its lease too often");
+            assertThat(stillDead.status()).isEqualTo(500);
+            assertThat(runs).hasValue(2);
+            assertThat(idempotency.inbox().resetDead(PG.dataSource(), "attempts-3")).isTrue();
+            resume.countDown();
+            assertThat(idempotency.handle(request, r -> HttpResponseData.of(201, "text/plain", "ran")).status())
+                    .isEqualTo(201);
+        } finally {
+            resume.countDown();
+            stallers.shutdown();
+            assertThat(stallers.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
     // ---- the body cap, keyed or not ----
 
     @Test
