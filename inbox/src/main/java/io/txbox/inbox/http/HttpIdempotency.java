@@ -14,6 +14,7 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.InboxListener;
 import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.LeaseLostException;
+import io.txbox.internal.Args;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -232,7 +233,8 @@ public final class HttpIdempotency {
      * with {@code Retry-After}; the application did not run.
      */
     public HttpResponseData handle(HttpRequestData request, RequestHandler handler) {
-        Objects.requireNonNull(handler, "handler");
+        Args.notNull(request, "request");
+        Args.notNull(handler, "handler");
         return idempotent(request, claim -> claim == null ? run(handler, request) : runClaimed(handler, request, claim));
     }
 
@@ -253,7 +255,8 @@ public final class HttpIdempotency {
      * row is locked from the completion to the commit.
      */
     public HttpResponseData handle(HttpRequestData request, TransactionalRequestHandler handler) {
-        Objects.requireNonNull(handler, "handler");
+        Args.notNull(request, "request");
+        Args.notNull(handler, "handler");
         return idempotent(request, claim -> runInTransaction(handler, request, claim));
     }
 
@@ -264,7 +267,6 @@ public final class HttpIdempotency {
     }
 
     private HttpResponseData idempotent(HttpRequestData request, Execution execution) {
-        Objects.requireNonNull(request, "request");
         if (request.body().length > maxBodyBytes) {
             // Refused whole, keyed or not: a handler never sees a cut body.
             return Problems.problem(413, "Content Too Large", "The request body is larger than the limit of "
@@ -509,7 +511,7 @@ public final class HttpIdempotency {
      * database. The delegate's response is buffered in memory before it is sent.
      */
     public HttpHandler forHttpServer(HttpHandler delegate) {
-        Objects.requireNonNull(delegate, "delegate");
+        Args.notNull(delegate, "delegate");
         return adapter((exchange, request) -> handle(request, r -> {
             BufferingExchange buffered = new BufferingExchange(exchange, r.body());
             delegate.handle(buffered);
@@ -524,7 +526,7 @@ public final class HttpIdempotency {
      * without calling it. The delegate's response is buffered in memory before it is sent.
      */
     public HttpHandler forHttpServer(TransactionalHttpHandler delegate) {
-        Objects.requireNonNull(delegate, "delegate");
+        Args.notNull(delegate, "delegate");
         return adapter((exchange, request) -> handle(request, (tx, r) -> {
             BufferingExchange buffered = new BufferingExchange(exchange, r.body());
             delegate.handle(tx, buffered);
@@ -586,23 +588,21 @@ public final class HttpIdempotency {
         private InboxListener listener = InboxListener.NONE;
 
         private Builder(DataSource ds, String consumer) {
-            if (ds == null) {
-                throw new ConfigException("ds must not be null");
-            }
-            this.ds = ds;
-            Inbox.builder(consumer); // checks the name now, not at build()
+            this.ds = Args.configured(ds, "ds");
+            Inbox.builder(Args.configured(consumer, "consumer")); // checks the name now, not at build()
             this.consumer = consumer;
         }
 
         /** Where the tables live; default {@link TxboxTables#defaults()}. */
         public Builder tables(TxboxTables tables) {
-            this.tables = require("tables", tables);
+            this.tables = Args.configured(tables, "tables");
             return this;
         }
 
         /** The request header carrying the key; default {@value HttpIdempotency#DEFAULT_HEADER}. */
         public Builder headerName(String headerName) {
-            if (headerName == null || !headerName.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+")) {
+            Args.configured(headerName, "headerName");
+            if (!headerName.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+")) {
                 throw new ConfigException("headerName must be an HTTP token, but was " + Texts.quote(headerName));
             }
             this.headerName = headerName;
@@ -613,8 +613,8 @@ public final class HttpIdempotency {
          * Which requests without a key are refused with 400; default all. Others run without
          * idempotency, for example {@code r -> !r.method().equals("GET")}.
          */
-        public Builder keyRequired(Predicate<HttpRequestData> when) {
-            this.keyRequired = require("keyRequired", when);
+        public Builder keyRequired(Predicate<HttpRequestData> keyRequired) {
+            this.keyRequired = Args.configured(keyRequired, "keyRequired");
             return this;
         }
 
@@ -623,10 +623,10 @@ public final class HttpIdempotency {
          * {@link HttpIdempotency#DEFAULT_REPLAYED_HEADERS}. Never include per-response
          * secrets such as {@code Set-Cookie}.
          */
-        public Builder replayedHeaders(Set<String> names) {
-            require("replayedHeaders", names);
+        public Builder replayedHeaders(Set<String> replayedHeaders) {
+            Args.configured(replayedHeaders, "replayedHeaders");
             Set<String> lower = new TreeSet<>();
-            for (String n : names) {
+            for (String n : replayedHeaders) {
                 if (n == null || n.isBlank()) {
                     throw new ConfigException("replayedHeaders must not contain " + Texts.quote(n));
                 }
@@ -641,7 +641,7 @@ public final class HttpIdempotency {
          * key's scope, so two tenants may use the same key. Default: none.
          */
         public Builder tenant(Function<HttpRequestData, @Nullable String> tenant) {
-            this.tenant = require("tenant", tenant);
+            this.tenant = Args.configured(tenant, "tenant");
             return this;
         }
 
@@ -692,39 +692,32 @@ public final class HttpIdempotency {
          * default 30 s. See {@link Inbox.Builder#lease}.
          */
         public Builder lease(Duration lease) {
-            Inbox.builder(consumer).lease(lease);
+            Inbox.builder(consumer).lease(Args.configured(lease, "lease"));
             this.lease = lease;
             return this;
         }
 
         /** How long responses are kept for replay; default 7 days. See {@link Inbox.Builder#retention}. */
         public Builder retention(Duration retention) {
-            Inbox.builder(consumer).retention(retention);
+            Inbox.builder(consumer).retention(Args.configured(retention, "retention"));
             this.retention = retention;
             return this;
         }
 
         /** The clock for the retention cutoff; default the system UTC clock. */
         public Builder clock(Clock clock) {
-            this.clock = require("clock", clock);
+            this.clock = Args.configured(clock, "clock");
             return this;
         }
 
         /** Hears every outcome (metrics); default none. */
         public Builder listener(InboxListener listener) {
-            this.listener = require("listener", listener);
+            this.listener = Args.configured(listener, "listener");
             return this;
         }
 
         public HttpIdempotency build() {
             return new HttpIdempotency(this);
-        }
-
-        private static <T> T require(String property, @Nullable T value) {
-            if (value == null) {
-                throw new ConfigException(property + " must not be null");
-            }
-            return value;
         }
     }
 }
