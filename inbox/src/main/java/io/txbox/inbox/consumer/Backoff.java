@@ -1,6 +1,7 @@
 package io.txbox.inbox.consumer;
 
 import io.txbox.ConfigException;
+import io.txbox.internal.Args;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
@@ -40,6 +41,7 @@ public record Backoff(Duration initial, Duration max) {
 
     /** {@link #delay(int)} with the random source given, for tests: values in {@code [0, 1)}. */
     public Duration delay(int attempt, DoubleSupplier random) {
+        Args.notNull(random, "random");
         int shift = Math.max(0, Math.min(attempt - 1, 40));
         long initialNanos = initial.toNanos();
         long maxNanos = max.toNanos();

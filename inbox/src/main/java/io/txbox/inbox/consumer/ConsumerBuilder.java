@@ -4,14 +4,15 @@ import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
+import io.txbox.internal.Args;
 import java.time.Clock;
 import java.time.Duration;
 import javax.sql.DataSource;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The options every broker consumer shares. Each option is checked as it is set; the
- * messages name the option and the bad value. Broker builders extend this class and add their
+ * messages name the option and the bad value, and a null option is refused with a
+ * {@link ConfigException} naming it. Broker builders extend this class and add their
  * own options.
  *
  * @param <B> the concrete builder, returned by every setter
@@ -38,9 +39,9 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
      * @param handler the business logic, run once per key
      */
     protected ConsumerBuilder(Inbox inbox, DataSource dataSource, Handler handler) {
-        this.inbox = require("inbox", inbox);
-        this.dataSource = require("dataSource", dataSource);
-        this.handler = require("handler", handler);
+        this.inbox = Args.configured(inbox, "inbox");
+        this.dataSource = Args.configured(dataSource, "dataSource");
+        this.handler = Args.configured(handler, "handler");
     }
 
     /** The concrete builder. */
@@ -48,7 +49,8 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
 
     /** The header the idempotency key is read from; default {@value #DEFAULT_KEY_HEADER}. */
     public B keyHeader(String keyHeader) {
-        if (keyHeader == null || keyHeader.isBlank() || keyHeader.length() > 255) {
+        Args.configured(keyHeader, "keyHeader");
+        if (keyHeader.isBlank() || keyHeader.length() > 255) {
             throw new ConfigException("keyHeader must be 1 to 255 characters and not blank, but was "
                     + Texts.quote(keyHeader));
         }
@@ -61,19 +63,19 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
      * 1 min, with jitter).
      */
     public B backoff(Backoff backoff) {
-        this.backoff = require("backoff", backoff);
+        this.backoff = Args.configured(backoff, "backoff");
         return self();
     }
 
     /** Hears outcomes, retries, dead letters and acks; default {@link ConsumerListener#NONE}. */
     public B listener(ConsumerListener listener) {
-        this.listener = require("listener", listener);
+        this.listener = Args.configured(listener, "listener");
         return self();
     }
 
     /** The clock retry deadlines are measured on; default the system UTC clock. */
     public B clock(Clock clock) {
-        this.clock = require("clock", clock);
+        this.clock = Args.configured(clock, "clock");
         return self();
     }
 
@@ -83,7 +85,7 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
      * unacked and redelivered later, which the inbox absorbs.
      */
     public B shutdownTimeout(Duration shutdownTimeout) {
-        require("shutdownTimeout", shutdownTimeout);
+        Args.configured(shutdownTimeout, "shutdownTimeout");
         if (shutdownTimeout.isNegative() || shutdownTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
             throw new ConfigException("shutdownTimeout must be between 0 and 10 minutes, but was " + shutdownTimeout);
         }
@@ -93,7 +95,7 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
 
     /** Sets the key policy, for brokers that support more than {@link KeyPolicy#DEAD_LETTER}. */
     protected void setKeyPolicy(KeyPolicy keyPolicy) {
-        this.keyPolicy = require("keyPolicy", keyPolicy);
+        this.keyPolicy = Args.configured(keyPolicy, "keyPolicy");
     }
 
     /** The consumer name (the inbox's), for use by subclasses before {@link #processor()}. */
@@ -104,13 +106,5 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     /** A processor configured with these options. */
     protected final DeliveryProcessor processor() {
         return new DeliveryProcessor(this);
-    }
-
-    /** Throws a {@link ConfigException} naming {@code property} when {@code value} is null. */
-    protected static <T> T require(String property, @Nullable T value) {
-        if (value == null) {
-            throw new ConfigException(property + " must not be null");
-        }
-        return value;
     }
 }

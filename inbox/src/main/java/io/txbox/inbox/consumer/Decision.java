@@ -1,8 +1,8 @@
 package io.txbox.inbox.consumer;
 
 import io.txbox.inbox.Outcome;
+import io.txbox.internal.Args;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * What a broker adapter must do with a delivery once {@link DeliveryProcessor} has run it. In
@@ -13,7 +13,7 @@ public sealed interface Decision {
     /** The delivery needs no further work (processed now or before): ack it / commit its offset. */
     record Ack(Outcome outcome) implements Decision {
         public Ack {
-            Objects.requireNonNull(outcome, "outcome");
+            Args.notNull(outcome, "outcome");
         }
     }
 
@@ -23,8 +23,8 @@ public sealed interface Decision {
      */
     record Retry(Duration delay, String reason) implements Decision {
         public Retry {
-            Objects.requireNonNull(delay, "delay");
-            Objects.requireNonNull(reason, "reason");
+            Args.notNull(delay, "delay");
+            Args.notNull(reason, "reason");
         }
     }
 
@@ -35,7 +35,7 @@ public sealed interface Decision {
      */
     record DeadLetter(String reason) implements Decision {
         public DeadLetter {
-            Objects.requireNonNull(reason, "reason");
+            Args.notNull(reason, "reason");
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.txbox.inbox.consumer;
 
+import io.txbox.internal.Args;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -17,8 +18,9 @@ import org.jspecify.annotations.Nullable;
  * @param transportKey the key {@link KeyPolicy#TRANSPORT_COORDINATES} uses, or {@code null} when
  *     the transport has no stable coordinates
  * @param key the raw bytes of the idempotency-key header, or {@code null} when it is absent
- * @param payload the message body
- * @param headers the other headers as text, handed to the handler (trace context included)
+ * @param payload the message body; {@code null} (a Kafka tombstone) becomes empty
+ * @param headers the other headers as text, handed to the handler (trace context included);
+ *     {@code null} becomes empty
  * @param redelivered whether the broker flagged the delivery as a redelivery
  */
 public record Delivery(
@@ -29,10 +31,17 @@ public record Delivery(
         Map<String, String> headers,
         boolean redelivered) {
 
-    public Delivery {
-        Objects.requireNonNull(coordinates, "coordinates");
-        payload = payload == null ? new byte[0] : payload;
-        headers = headers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+    /**
+     * @throws io.txbox.InvalidInputException if {@code coordinates} is null
+     */
+    public Delivery(String coordinates, @Nullable String transportKey, byte @Nullable [] key,
+            byte @Nullable [] payload, @Nullable Map<String, String> headers, boolean redelivered) {
+        this.coordinates = Args.notNull(coordinates, "coordinates");
+        this.transportKey = transportKey;
+        this.key = key;
+        this.payload = payload == null ? new byte[0] : payload;
+        this.headers = headers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+        this.redelivered = redelivered;
     }
 
     @Override

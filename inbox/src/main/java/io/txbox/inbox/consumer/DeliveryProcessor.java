@@ -6,6 +6,7 @@ import io.txbox.inbox.Handler;
 import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
+import io.txbox.internal.Args;
 import io.txbox.internal.KeyRules;
 import java.time.Clock;
 import java.time.Duration;
@@ -67,6 +68,7 @@ public final class DeliveryProcessor {
      * {@link Decision.Retry}.
      */
     public Decision process(Delivery delivery) {
+        Args.notNull(delivery, "delivery");
         String key = resolveKey(delivery);
         if (key == null) {
             String reason = keyProblem(delivery);

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.txbox.inbox.Outcome;
+import io.txbox.internal.Args;
 import java.time.Duration;
 
 /**
@@ -24,7 +25,7 @@ public final class MicrometerConsumerListener implements ConsumerListener {
 
     /** Registers meters in {@code registry} as they are first needed. */
     public MicrometerConsumerListener(MeterRegistry registry) {
-        this.registry = ConsumerBuilder.require("registry", registry);
+        this.registry = Args.notNull(registry, "registry");
     }
 
     @Override

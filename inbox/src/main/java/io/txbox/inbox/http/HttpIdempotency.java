@@ -14,6 +14,7 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.InboxListener;
 import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.LeaseLostException;
+import io.txbox.internal.Args;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -46,7 +47,10 @@ import org.slf4j.LoggerFactory;
  * <table>
  * <caption>What a request gets</caption>
  * <tr><th>situation</th><th>response</th></tr>
- * <tr><td>key missing where one is required, or malformed</td><td>400, problem+json</td></tr>
+ * <tr><td>request body larger than {@link Builder#maxBodyBytes}, with or without a key</td><td>413,
+ *     problem+json; the application does not run (a body is never cut short)</td></tr>
+ * <tr><td>key missing where one is required, or malformed</td><td>400, problem+json naming the
+ *     problem</td></tr>
  * <tr><td>first request with the key</td><td>the application runs; its response is returned</td></tr>
  * <tr><td>same key while the first is still running</td><td>409, problem+json</td></tr>
  * <tr><td>same key, different method, path or body</td><td>422, problem+json</td></tr>
@@ -54,11 +58,25 @@ import org.slf4j.LoggerFactory;
  *     {@linkplain Builder#replayedHeaders replayed headers} and the body, byte for byte, plus
  *     {@value #REPLAYED_HEADER}{@code : true}</td></tr>
  * <tr><td>same key after a 5xx or an exception</td><td>the application runs again: 5xx
- *     outcomes are not stored</td></tr>
+ *     outcomes are not stored, and however many there were, they never lock the key</td></tr>
+ * <tr><td>same key after a request that outlived its lease (it hung, or the process stopped)</td>
+ *     <td>409 while the lease holds, then the application runs again; with a configured
+ *     {@link Builder#maxAttempts}, see there</td></tr>
+ * <tr><td>same key, DEAD (only with a configured {@link Builder#maxAttempts})</td><td>500,
+ *     problem+json; the application does not run</td></tr>
  * <tr><td>the request ran longer than the lease and a retry took it over (transactional
  *     handlers only)</td><td>409, problem+json; the late request's writes are rolled back</td></tr>
- * <tr><td>body larger than {@code maxBodyBytes}</td><td>413, problem+json</td></tr>
  * </table>
+ *
+ * <h2>The key</h2>
+ * The draft defines {@code Idempotency-Key} as an RFC 8941 structured-header string, so
+ * {@code Idempotency-Key: "abc"} is the key {@code abc}; the bare form
+ * {@code Idempotency-Key: abc}, which many clients send, is the same key. A value that starts
+ * with a double quote is read as an sf-string: it must end with the closing quote, hold only
+ * printable ASCII (0x20 to 0x7E), and use a backslash only before {@code "} or {@code \};
+ * otherwise the answer is 400 naming the problem. Any other value is the key as it stands. The
+ * key then follows the inbox's rules (non-empty, at most 255 bytes of UTF-8, no control
+ * characters), or the answer is 400.
  *
  * <h2>Handlers that write to the database: the transactional form</h2>
  * {@link #handle(HttpRequestData, TransactionalRequestHandler)} (and
@@ -125,6 +143,10 @@ public final class HttpIdempotency {
     public static final String REPLAYED_HEADER = "Idempotent-Replayed";
     /** Default {@link Builder#maxBodyBytes}: 1 MiB. */
     public static final int DEFAULT_MAX_BODY_BYTES = Inbox.DEFAULT_MAX_PAYLOAD_BYTES;
+    /** {@link Builder#maxAttempts} that never makes a key DEAD: {@value}. */
+    public static final int NO_ATTEMPT_LIMIT = Integer.MAX_VALUE;
+    /** Default {@link Builder#maxAttempts}: {@link #NO_ATTEMPT_LIMIT}, no limit. */
+    public static final int DEFAULT_MAX_ATTEMPTS = NO_ATTEMPT_LIMIT;
 
     /** Message header names that carry the request line into the fingerprint. */
     static final String METHOD = ":method";
@@ -153,6 +175,7 @@ public final class HttpIdempotency {
                 .retention(b.retention)
                 .clock(b.clock)
                 .maxPayloadBytes(b.maxBodyBytes)
+                .maxAttempts(b.maxAttempts)
                 .listener(b.listener)
                 .fingerprint(HttpIdempotency::fingerprint)
                 .build();
@@ -210,7 +233,8 @@ public final class HttpIdempotency {
      * with {@code Retry-After}; the application did not run.
      */
     public HttpResponseData handle(HttpRequestData request, RequestHandler handler) {
-        Objects.requireNonNull(handler, "handler");
+        Args.notNull(request, "request");
+        Args.notNull(handler, "handler");
         return idempotent(request, claim -> claim == null ? run(handler, request) : runClaimed(handler, request, claim));
     }
 
@@ -231,7 +255,8 @@ public final class HttpIdempotency {
      * row is locked from the completion to the commit.
      */
     public HttpResponseData handle(HttpRequestData request, TransactionalRequestHandler handler) {
-        Objects.requireNonNull(handler, "handler");
+        Args.notNull(request, "request");
+        Args.notNull(handler, "handler");
         return idempotent(request, claim -> runInTransaction(handler, request, claim));
     }
 
@@ -242,17 +267,23 @@ public final class HttpIdempotency {
     }
 
     private HttpResponseData idempotent(HttpRequestData request, Execution execution) {
-        Objects.requireNonNull(request, "request");
-        String key = request.header(headerName);
-        if (key == null) {
+        if (request.body().length > maxBodyBytes) {
+            // Refused whole, keyed or not: a handler never sees a cut body.
+            return Problems.problem(413, "Content Too Large", "The request body is larger than the limit of "
+                    + maxBodyBytes + " bytes.");
+        }
+        String field = request.header(headerName);
+        if (field == null) {
             if (keyRequired.test(request)) {
                 return Problems.problem(400, "Bad Request", "This request requires an " + headerName + " header.");
             }
             return execution.run(null);
         }
-        if (request.body().length > maxBodyBytes) {
-            return Problems.problem(413, "Content Too Large", "The request body is " + request.body().length
-                    + " bytes; requests with an " + headerName + " may have at most " + maxBodyBytes + ".");
+        String key;
+        try {
+            key = KeyHeader.parse(headerName, field);
+        } catch (InvalidInputException e) {
+            return Problems.problem(400, "Bad Request", "Invalid " + e.getMessage() + ".");
         }
         InboundMessage message = InboundMessage.builder(key, request.body())
                 .header(METHOD, request.method())
@@ -277,7 +308,8 @@ public final class HttpIdempotency {
             case IN_FLIGHT -> Problems.problem(409, "Conflict", "A request with the " + headerName + " "
                     + Texts.quote(key) + " is still being processed. Retry later.");
             case DEAD -> Problems.problem(500, "Internal Server Error", "The request with the " + headerName + " "
-                    + Texts.quote(key) + " failed too often and will not run again.");
+                    + Texts.quote(key) + " outlived its lease too often (it hung, or the server stopped) and "
+                    + "will not run again.");
             case ACQUIRED -> execution.run(claim);
         };
     }
@@ -479,7 +511,7 @@ public final class HttpIdempotency {
      * database. The delegate's response is buffered in memory before it is sent.
      */
     public HttpHandler forHttpServer(HttpHandler delegate) {
-        Objects.requireNonNull(delegate, "delegate");
+        Args.notNull(delegate, "delegate");
         return adapter((exchange, request) -> handle(request, r -> {
             BufferingExchange buffered = new BufferingExchange(exchange, r.body());
             delegate.handle(buffered);
@@ -494,7 +526,7 @@ public final class HttpIdempotency {
      * without calling it. The delegate's response is buffered in memory before it is sent.
      */
     public HttpHandler forHttpServer(TransactionalHttpHandler delegate) {
-        Objects.requireNonNull(delegate, "delegate");
+        Args.notNull(delegate, "delegate");
         return adapter((exchange, request) -> handle(request, (tx, r) -> {
             BufferingExchange buffered = new BufferingExchange(exchange, r.body());
             delegate.handle(tx, buffered);
@@ -549,29 +581,28 @@ public final class HttpIdempotency {
         private Set<String> replayedHeaders = DEFAULT_REPLAYED_HEADERS;
         private Function<HttpRequestData, @Nullable String> tenant = r -> null;
         private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+        private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private Duration lease = Inbox.DEFAULT_LEASE;
         private Duration retention = Inbox.DEFAULT_RETENTION;
         private Clock clock = Clock.systemUTC();
         private InboxListener listener = InboxListener.NONE;
 
         private Builder(DataSource ds, String consumer) {
-            if (ds == null) {
-                throw new ConfigException("ds must not be null");
-            }
-            this.ds = ds;
-            Inbox.builder(consumer); // checks the name now, not at build()
+            this.ds = Args.configured(ds, "ds");
+            Inbox.builder(Args.configured(consumer, "consumer")); // checks the name now, not at build()
             this.consumer = consumer;
         }
 
         /** Where the tables live; default {@link TxboxTables#defaults()}. */
         public Builder tables(TxboxTables tables) {
-            this.tables = require("tables", tables);
+            this.tables = Args.configured(tables, "tables");
             return this;
         }
 
         /** The request header carrying the key; default {@value HttpIdempotency#DEFAULT_HEADER}. */
         public Builder headerName(String headerName) {
-            if (headerName == null || !headerName.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+")) {
+            Args.configured(headerName, "headerName");
+            if (!headerName.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+")) {
                 throw new ConfigException("headerName must be an HTTP token, but was " + Texts.quote(headerName));
             }
             this.headerName = headerName;
@@ -582,8 +613,8 @@ public final class HttpIdempotency {
          * Which requests without a key are refused with 400; default all. Others run without
          * idempotency, for example {@code r -> !r.method().equals("GET")}.
          */
-        public Builder keyRequired(Predicate<HttpRequestData> when) {
-            this.keyRequired = require("keyRequired", when);
+        public Builder keyRequired(Predicate<HttpRequestData> keyRequired) {
+            this.keyRequired = Args.configured(keyRequired, "keyRequired");
             return this;
         }
 
@@ -592,10 +623,10 @@ public final class HttpIdempotency {
          * {@link HttpIdempotency#DEFAULT_REPLAYED_HEADERS}. Never include per-response
          * secrets such as {@code Set-Cookie}.
          */
-        public Builder replayedHeaders(Set<String> names) {
-            require("replayedHeaders", names);
+        public Builder replayedHeaders(Set<String> replayedHeaders) {
+            Args.configured(replayedHeaders, "replayedHeaders");
             Set<String> lower = new TreeSet<>();
-            for (String n : names) {
+            for (String n : replayedHeaders) {
                 if (n == null || n.isBlank()) {
                     throw new ConfigException("replayedHeaders must not contain " + Texts.quote(n));
                 }
@@ -610,11 +641,17 @@ public final class HttpIdempotency {
          * key's scope, so two tenants may use the same key. Default: none.
          */
         public Builder tenant(Function<HttpRequestData, @Nullable String> tenant) {
-            this.tenant = require("tenant", tenant);
+            this.tenant = Args.configured(tenant, "tenant");
             return this;
         }
 
-        /** Largest request body, and largest stored response body; default 1 MiB. */
+        /**
+         * Largest request body, and largest stored response body; default 1 MiB. A request
+         * whose body is larger gets 413 whether or not it carries a key, and the application
+         * does not run: a body is never cut short. The {@code HttpServer} adapters read at most
+         * {@code maxBodyBytes + 1} bytes of a request body, with or without
+         * {@code Content-Length}, to tell.
+         */
         public Builder maxBodyBytes(int maxBodyBytes) {
             if (maxBodyBytes < 0 || maxBodyBytes == Integer.MAX_VALUE) {
                 throw new ConfigException("maxBodyBytes must be between 0 and " + (Integer.MAX_VALUE - 1)
@@ -625,43 +662,62 @@ public final class HttpIdempotency {
         }
 
         /**
+         * How many times a key's runs may end without an answer before the key is DEAD;
+         * default {@link HttpIdempotency#NO_ATTEMPT_LIMIT}: never. At least 1.
+         *
+         * <p>A run ends without an answer when it outlives its {@linkplain #lease lease}: the
+         * request hung, or the process stopped. The next request with the key after the lease
+         * ran out takes the key over and runs again; once {@code maxAttempts} runs have ended
+         * that way, that request instead makes the key DEAD, and it and every later request
+         * with the key get 500 (problem+json) without the application running, until an
+         * operator calls {@code inbox().resetDead(ds, key)} (DEAD keys are never purged;
+         * {@code inbox().listDead(..)} lists them). A 5xx answer or an exception releases the
+         * key and is not such a run, so 5xx answers never make a key DEAD.
+         *
+         * <p>Why no limit by default: a client, not the server, decides how often to retry, and
+         * the draft lets every retry after a 5xx run again; the lease already allows at most
+         * one run of a key at a time. A limit guards against a request that hangs or kills the
+         * process every time it runs, at the price of a key that no client can use again.
+         */
+        public Builder maxAttempts(int maxAttempts) {
+            if (maxAttempts < 1) {
+                throw new ConfigException("maxAttempts must be at least 1, but was " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
          * How long a request may run before another request with its key may run it again;
          * default 30 s. See {@link Inbox.Builder#lease}.
          */
         public Builder lease(Duration lease) {
-            Inbox.builder(consumer).lease(lease);
+            Inbox.builder(consumer).lease(Args.configured(lease, "lease"));
             this.lease = lease;
             return this;
         }
 
         /** How long responses are kept for replay; default 7 days. See {@link Inbox.Builder#retention}. */
         public Builder retention(Duration retention) {
-            Inbox.builder(consumer).retention(retention);
+            Inbox.builder(consumer).retention(Args.configured(retention, "retention"));
             this.retention = retention;
             return this;
         }
 
         /** The clock for the retention cutoff; default the system UTC clock. */
         public Builder clock(Clock clock) {
-            this.clock = require("clock", clock);
+            this.clock = Args.configured(clock, "clock");
             return this;
         }
 
         /** Hears every outcome (metrics); default none. */
         public Builder listener(InboxListener listener) {
-            this.listener = require("listener", listener);
+            this.listener = Args.configured(listener, "listener");
             return this;
         }
 
         public HttpIdempotency build() {
             return new HttpIdempotency(this);
-        }
-
-        private static <T> T require(String property, @Nullable T value) {
-            if (value == null) {
-                throw new ConfigException(property + " must not be null");
-            }
-            return value;
         }
     }
 }

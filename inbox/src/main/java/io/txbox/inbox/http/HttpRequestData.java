@@ -1,5 +1,7 @@
 package io.txbox.inbox.http;
 
+import io.txbox.InvalidInputException;
+import io.txbox.internal.Args;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -11,19 +13,25 @@ import org.jspecify.annotations.Nullable;
  *
  * @param method the request method, such as {@code POST}
  * @param path the request target: path and, if present, {@code ?query}
- * @param headers request headers; names are matched case-insensitively by {@link #header}
+ * @param headers request headers; names are matched case-insensitively by {@link #header};
+ *     {@code null} becomes empty
  * @param body the request body, not copied; {@code null} becomes empty
  */
 public record HttpRequestData(String method, String path, Map<String, List<String>> headers, byte[] body) {
-    public HttpRequestData {
-        Objects.requireNonNull(method, "method");
-        Objects.requireNonNull(path, "path");
-        headers = HttpResponseData.copyHeaders(headers);
-        body = body == null ? new byte[0] : body;
+    /**
+     * @throws InvalidInputException if {@code method} or {@code path} is null
+     */
+    public HttpRequestData(String method, String path, @Nullable Map<String, List<String>> headers,
+            byte @Nullable [] body) {
+        this.method = Args.notNull(method, "method");
+        this.path = Args.notNull(path, "path");
+        this.headers = HttpResponseData.copyHeaders(headers);
+        this.body = body == null ? new byte[0] : body;
     }
 
     /** The first value of the header {@code name} (any case), or {@code null}. */
     public @Nullable String header(String name) {
+        Args.notNull(name, "name");
         for (Map.Entry<String, List<String>> e : headers.entrySet()) {
             if (e.getKey().equalsIgnoreCase(name) && !e.getValue().isEmpty()) {
                 return e.getValue().get(0);

@@ -1,5 +1,7 @@
 package io.txbox.inbox.http;
 
+import io.txbox.InvalidInputException;
+import io.txbox.internal.Args;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
@@ -13,30 +15,48 @@ import org.jspecify.annotations.Nullable;
  * An HTTP response, independent of any framework.
  *
  * @param status the status code, 100 to 599
- * @param headers response headers in order; a name may carry several values
+ * @param headers response headers in order; a name may carry several values; {@code null}
+ *     becomes empty
  * @param body the response body, not copied; {@code null} becomes empty
  */
 public record HttpResponseData(int status, Map<String, List<String>> headers, byte[] body) {
-    public HttpResponseData {
+    /**
+     * @throws IllegalArgumentException if {@code status} is outside 100 to 599
+     */
+    public HttpResponseData(int status, @Nullable Map<String, List<String>> headers, byte @Nullable [] body) {
         if (status < 100 || status > 599) {
             throw new IllegalArgumentException("status must be between 100 and 599, but was " + status);
         }
-        headers = copyHeaders(headers);
-        body = body == null ? new byte[0] : body;
+        this.status = status;
+        this.headers = copyHeaders(headers);
+        this.body = body == null ? new byte[0] : body;
     }
 
-    /** A response with one {@code Content-Type} header. */
+    /**
+     * A response with one {@code Content-Type} header.
+     *
+     * @throws InvalidInputException if {@code contentType} or {@code body} is null
+     */
     public static HttpResponseData of(int status, String contentType, byte[] body) {
+        Args.notNull(contentType, "contentType");
+        Args.notNull(body, "body");
         return new HttpResponseData(status, Map.of("Content-Type", List.of(contentType)), body);
     }
 
-    /** A UTF-8 text response with the given content type. */
+    /**
+     * A UTF-8 text response with the given content type.
+     *
+     * @throws InvalidInputException if {@code contentType} or {@code body} is null
+     */
     public static HttpResponseData of(int status, String contentType, String body) {
+        Args.notNull(contentType, "contentType");
+        Args.notNull(body, "body");
         return of(status, contentType, body.getBytes(StandardCharsets.UTF_8));
     }
 
     /** The first value of the header {@code name} (any case), or {@code null}. */
     public @Nullable String header(String name) {
+        Args.notNull(name, "name");
         for (Map.Entry<String, List<String>> e : headers.entrySet()) {
             if (e.getKey().equalsIgnoreCase(name) && !e.getValue().isEmpty()) {
                 return e.getValue().get(0);

@@ -8,6 +8,7 @@ import io.txbox.inbox.consumer.ConsumerBuilder;
 import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.consumer.KeyPolicy;
+import io.txbox.internal.Args;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -158,8 +159,8 @@ public interface KafkaInboxConsumer extends InboxConsumer {
          * {@code enable.auto.commit=true} (offsets are committed after the database commit).
          */
         public Builder consumerProperty(String name, Object value) {
-            require("consumer property name", name);
-            require("consumer property " + name, value);
+            Args.configured(name, "consumer property name");
+            Args.configured(value, "value of consumer property " + name);
             if (OWNED.contains(name)) {
                 throw new ConfigException("consumer property " + name + " is set by txbox (byte arrays), but was given "
                         + Texts.quote(String.valueOf(value)));
@@ -178,8 +179,8 @@ public interface KafkaInboxConsumer extends InboxConsumer {
          * {@code bootstrap.servers}, {@code acks=all} and idempotence. Refused: the serializers.
          */
         public Builder producerProperty(String name, Object value) {
-            require("producer property name", name);
-            require("producer property " + name, value);
+            Args.configured(name, "producer property name");
+            Args.configured(value, "value of producer property " + name);
             if (OWNED_PRODUCER.contains(name)) {
                 throw new ConfigException("producer property " + name + " is set by txbox (byte arrays), but was given "
                         + Texts.quote(String.valueOf(value)));
@@ -215,7 +216,7 @@ public interface KafkaInboxConsumer extends InboxConsumer {
          * resumed and how long {@code close()} waits for the poll; default 500 ms. 1 ms to 1 min.
          */
         public Builder pollTimeout(Duration pollTimeout) {
-            require("pollTimeout", pollTimeout);
+            Args.configured(pollTimeout, "pollTimeout");
             if (pollTimeout.compareTo(Duration.ofMillis(1)) < 0 || pollTimeout.compareTo(Duration.ofMinutes(1)) > 0) {
                 throw new ConfigException("pollTimeout must be between 1 ms and 1 minute, but was " + pollTimeout);
             }

@@ -8,6 +8,7 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.consumer.ConsumerBuilder;
 import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.InboxConsumer;
+import io.txbox.internal.Args;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -99,7 +100,7 @@ public interface RabbitInboxConsumer extends InboxConsumer {
          * as it is by default.
          */
         public Builder connectionFactory(ConnectionFactory connectionFactory) {
-            require("connectionFactory", connectionFactory);
+            Args.configured(connectionFactory, "connectionFactory");
             if (!connectionFactory.isAutomaticRecoveryEnabled() || !connectionFactory.isTopologyRecoveryEnabled()) {
                 throw new ConfigException("connectionFactory must have automatic and topology recovery enabled, but "
                         + "automaticRecoveryEnabled was " + connectionFactory.isAutomaticRecoveryEnabled()

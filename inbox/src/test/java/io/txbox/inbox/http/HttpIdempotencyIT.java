@@ -52,6 +52,8 @@ class HttpIdempotencyIT {
     /** A business table: one row per effect of a request, deliberately without a unique key. */
     static String effects;
     static final AtomicInteger calls = new AtomicInteger();
+    /** The body cap of {@code /capped}, where keys are optional; it answers the body length it saw. */
+    static final int CAP = 1024;
     /** What the application answers next: status code and body. */
     static volatile int nextStatus = 201;
     static volatile CountDownLatch gate = new CountDownLatch(0);
@@ -92,6 +94,16 @@ class HttpIdempotencyIT {
             byte[] out = ("{\"order\":" + n + "}").getBytes(UTF_8);
             exchange.getResponseHeaders().add("Content-Type", "application/json");
             exchange.sendResponseHeaders(nextStatus, out.length);
+            try (OutputStream o = exchange.getResponseBody()) {
+                o.write(out);
+            }
+        }));
+        HttpIdempotency keyOptional = HttpIdempotency.builder(PG.dataSource(), "capped-api").tables(tables)
+                .keyRequired(r -> false).maxBodyBytes(CAP).build();
+        server.createContext("/capped", keyOptional.forHttpServer(exchange -> {
+            calls.incrementAndGet();
+            byte[] out = String.valueOf(exchange.getRequestBody().readAllBytes().length).getBytes(UTF_8);
+            exchange.sendResponseHeaders(200, out.length);
             try (OutputStream o = exchange.getResponseBody()) {
                 o.write(out);
             }
@@ -280,6 +292,231 @@ class HttpIdempotencyIT {
                 .isEqualTo(413);
     }
 
+    // ---- attempts: 5xx answers never lock a key ----
+
+    /**
+     * Five 5xx answers, then one run that outlives its lease: with the defaults the next
+     * request takes the key over and runs, as the draft promises for a retry after a 5xx.
+     */
+    @Test
+    void handle_fiveServerErrorsThenLeaseOutlived_retryStillRuns() throws Exception {
+        HttpIdempotency idempotency = shortLease("attempts-default");
+        HttpRequestData request = request("attempts-1");
+        for (int i = 0; i < 5; i++) {
+            assertThat(idempotency.handle(request, r -> HttpResponseData.of(503, "text/plain", "busy")).status())
+                    .isEqualTo(503);
+        }
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        Future<HttpResponseData> stalled = background.submit(() -> idempotency.handle(request, r -> {
+            entered.countDown();
+            resume.await(10, TimeUnit.SECONDS);
+            return HttpResponseData.of(201, "text/plain", "late");
+        }));
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitLeaseExpired("attempts-default", "attempts-1");
+
+        HttpResponseData retry = idempotency.handle(request, r -> HttpResponseData.of(201, "text/plain", "ran"));
+        resume.countDown();
+        stalled.get(10, TimeUnit.SECONDS);
+        HttpResponseData replay = idempotency.handle(request, r -> {
+            throw new AssertionError("a completed key must not run again");
+        });
+
+        assertThat(retry.status()).isEqualTo(201);
+        assertThat(retry.body()).asString(UTF_8).isEqualTo("ran");
+        assertThat(replay.body()).asString(UTF_8).isEqualTo("ran");
+        assertThat(replay.header(HttpIdempotency.REPLAYED_HEADER)).isEqualTo("true");
+        assertThat(idempotency.inbox().listDead(PG.dataSource(), 10)).isEmpty();
+    }
+
+    @Test
+    void handle_transactional_manyServerErrorsThenLeaseOutlived_retryStillRuns() throws Exception {
+        HttpIdempotency idempotency = shortLease("attempts-tx");
+        HttpRequestData request = request("attempts-2");
+        for (int i = 0; i < 12; i++) {
+            assertThat(idempotency.handle(request, (tx, r) -> HttpResponseData.of(500, "text/plain", "no")).status())
+                    .isEqualTo(500);
+        }
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        Future<HttpResponseData> stalled = background.submit(() -> idempotency.handle(request, (tx, r) -> {
+            entered.countDown();
+            resume.await(10, TimeUnit.SECONDS);
+            return HttpResponseData.of(201, "text/plain", "late");
+        }));
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitLeaseExpired("attempts-tx", "attempts-2");
+
+        HttpResponseData retry = idempotency.handle(request, (tx, r) -> {
+            insertEffect(tx, "attempts-2", 1);
+            return HttpResponseData.of(201, "text/plain", "ran");
+        });
+        resume.countDown();
+
+        assertThat(retry.status()).isEqualTo(201);
+        assertThat(stalled.get(10, TimeUnit.SECONDS).status()).isEqualTo(409);
+        assertThat(effectNumbers("attempts-2")).isEqualTo("1");
+    }
+
+    /**
+     * With a configured limit, a key whose runs outlived their lease that many times is DEAD:
+     * the next request and every later one get 500 without running, until an operator resets it.
+     */
+    @Test
+    void handle_maxAttemptsConfigured_keyIsDeadAfterThatManyRunsOutlivedTheirLease() throws Exception {
+        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "attempts-limit").tables(tables)
+                .lease(Duration.ofMillis(300)).maxAttempts(2).build();
+        HttpRequestData request = request("attempts-3");
+        ExecutorService stallers = Executors.newFixedThreadPool(2);
+        CountDownLatch resume = new CountDownLatch(1);
+        AtomicInteger runs = new AtomicInteger();
+        try {
+            for (int i = 0; i < 2; i++) {
+                CountDownLatch entered = new CountDownLatch(1);
+                stallers.submit(() -> idempotency.handle(request, r -> {
+                    runs.incrementAndGet();
+                    entered.countDown();
+                    resume.await(10, TimeUnit.SECONDS);
+                    return HttpResponseData.of(201, "text/plain", "late");
+                }));
+                assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+                awaitLeaseExpired("attempts-limit", "attempts-3");
+            }
+
+            HttpResponseData dead = idempotency.handle(request, r -> {
+                throw new AssertionError("a DEAD key must not run");
+            });
+            HttpResponseData stillDead = idempotency.handle(request, r -> {
+                throw new AssertionError("a DEAD key must not run");
+            });
+
+            assertThat(dead.status()).isEqualTo(500);
+            assertThat(dead.body()).asString(UTF_8).contains("outlived its lease too often");
+            assertThat(stillDead.status()).isEqualTo(500);
+            assertThat(runs).hasValue(2);
+            assertThat(idempotency.inbox().resetDead(PG.dataSource(), "attempts-3")).isTrue();
+            resume.countDown();
+            assertThat(idempotency.handle(request, r -> HttpResponseData.of(201, "text/plain", "ran")).status())
+                    .isEqualTo(201);
+        } finally {
+            resume.countDown();
+            stallers.shutdown();
+            assertThat(stallers.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    // ---- the body cap, keyed or not ----
+
+    @Test
+    void forHttpServer_keyOptional_unkeyedBodyOverCap_is413AndHandlerNeverRuns() throws Exception {
+        HttpResponse<byte[]> r = post("/capped", null, "x".repeat(5_000));
+
+        assertThat(r.statusCode()).isEqualTo(413);
+        assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(new String(r.body(), UTF_8)).contains("larger than the limit of " + CAP + " bytes");
+        assertThat(calls).hasValue(0);
+    }
+
+    @Test
+    void forHttpServer_keyOptional_keyedBodyOverCap_is413AndHandlerNeverRuns() throws Exception {
+        HttpResponse<byte[]> r = post("/capped", "capped-keyed", "x".repeat(5_000));
+
+        assertThat(r.statusCode()).isEqualTo(413);
+        assertThat(calls).hasValue(0);
+    }
+
+    @Test
+    void forHttpServer_keyOptional_chunkedBodyOverCapWithoutContentLength_is413() throws Exception {
+        HttpResponse<byte[]> unkeyed = postChunked("/capped", null, CAP + 1);
+        HttpResponse<byte[]> keyed = postChunked("/capped", "capped-chunked", CAP + 1);
+
+        assertThat(unkeyed.statusCode()).isEqualTo(413);
+        assertThat(keyed.statusCode()).isEqualTo(413);
+        assertThat(calls).hasValue(0);
+    }
+
+    @Test
+    void forHttpServer_keyOptional_chunkedBodyAtCap_reachesHandlerWhole() throws Exception {
+        HttpResponse<byte[]> unkeyed = postChunked("/capped", null, CAP);
+        HttpResponse<byte[]> keyed = postChunked("/capped", "capped-at-cap", CAP);
+
+        assertThat(unkeyed.statusCode()).isEqualTo(200);
+        assertThat(new String(unkeyed.body(), UTF_8)).isEqualTo(String.valueOf(CAP));
+        assertThat(keyed.statusCode()).isEqualTo(200);
+        assertThat(new String(keyed.body(), UTF_8)).isEqualTo(String.valueOf(CAP));
+        assertThat(calls).hasValue(2);
+    }
+
+    @Test
+    void handle_transactional_unkeyedBodyOverCap_is413AndNothingRuns() {
+        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "tx-capped").tables(tables)
+                .keyRequired(r -> false).maxBodyBytes(10).build();
+        HttpRequestData big = new HttpRequestData("POST", "/x", Map.of(), new byte[11]);
+
+        HttpResponseData r = idempotency.handle(big, (tx, req) -> {
+            throw new AssertionError("a body over the cap must not reach the handler");
+        });
+
+        assertThat(r.status()).isEqualTo(413);
+    }
+
+    // ---- the key as an RFC 8941 sf-string ----
+
+    @Test
+    void forHttpServer_quotedAndBareKey_areTheSameKey() throws Exception {
+        HttpResponse<byte[]> quoted = post("/orders", "\"sf-1\"", "apple");
+        HttpResponse<byte[]> bare = post("/orders", "sf-1", "apple");
+        HttpResponse<byte[]> quotedAgain = post("/orders", "\"sf-1\"", "apple");
+
+        assertThat(quoted.statusCode()).isEqualTo(201);
+        assertThat(bare.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(bare.body()).isEqualTo(quoted.body());
+        assertThat(quotedAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(calls).hasValue(1);
+        assertThat(storedKeys("orders-api", "sf-1%")).containsExactly("sf-1");
+    }
+
+    @Test
+    void forHttpServer_quotedKeyWithEscapes_isTheUnescapedBareKey() throws Exception {
+        HttpResponse<byte[]> bare = post("/orders", "sf-2 \"a\\b\"", "apple");
+        HttpResponse<byte[]> quoted = post("/orders", "\"sf-2 \\\"a\\\\b\\\"\"", "apple");
+
+        assertThat(bare.statusCode()).isEqualTo(201);
+        assertThat(quoted.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(calls).hasValue(1);
+    }
+
+    @Test
+    void forHttpServer_malformedQuotedKey_is400NamingTheProblem() throws Exception {
+        HttpResponse<byte[]> unterminated = post("/orders", "\"sf-3", "apple");
+        HttpResponse<byte[]> badEscape = post("/orders", "\"sf-\\3\"", "apple");
+        HttpResponse<byte[]> trailing = post("/orders", "\"sf-3\";x=1", "apple");
+
+        assertThat(unterminated.statusCode()).isEqualTo(400);
+        assertThat(new String(unterminated.body(), UTF_8)).contains("no closing quote");
+        assertThat(badEscape.statusCode()).isEqualTo(400);
+        assertThat(new String(badEscape.body(), UTF_8)).contains("a backslash may only escape");
+        assertThat(trailing.statusCode()).isEqualTo(400);
+        assertThat(new String(trailing.body(), UTF_8)).contains("after the closing quote");
+        assertThat(calls).hasValue(0);
+        assertThat(storedKeys("orders-api", "%sf-3%")).isEmpty();
+    }
+
+    @Test
+    void handle_quotedKeyWithNonAscii_is400NamingTheCharacter() {
+        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "sf-ascii").tables(tables).build();
+        HttpRequestData request = new HttpRequestData("POST", "/x",
+                Map.of("Idempotency-Key", List.of("\"caf\u00e9\"")), new byte[0]);
+
+        HttpResponseData r = idempotency.handle(request, req -> {
+            throw new AssertionError("a malformed key must not run");
+        });
+
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.body()).asString(UTF_8).contains("printable ASCII").contains("U+00E9");
+    }
+
     // ---- handlers with database effects: the transactional form ----
 
     @Test
@@ -444,6 +681,33 @@ class HttpIdempotencyIT {
 
         assertThat(r.status()).isEqualTo(201);
         assertThat(effectsOf("keyless")).isEqualTo(1);
+    }
+
+    /** A POST whose body of {@code size} bytes is sent chunked, without {@code Content-Length}. */
+    private static HttpResponse<byte[]> postChunked(String path, String key, int size) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path))
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(new byte[size])));
+        if (key != null) {
+            b.header("Idempotency-Key", key);
+        }
+        return client.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    /** The stored message keys of {@code consumer} matching the SQL LIKE {@code pattern}. */
+    private static List<String> storedKeys(String consumer, String pattern) throws SQLException {
+        try (Connection c = PG.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("select message_key from " + tables.qualified(tables.inboxTable())
+                        + " where consumer = ? and message_key like ? order by message_key")) {
+            ps.setString(1, consumer);
+            ps.setString(2, pattern);
+            List<String> keys = new java.util.ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    keys.add(rs.getString(1));
+                }
+            }
+            return keys;
+        }
     }
 
     private static HttpIdempotency shortLease(String consumer) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.ConfigException;
+import io.txbox.InvalidInputException;
 import io.txbox.inbox.InboundMessage;
 import java.util.List;
 import java.util.Map;
@@ -45,6 +46,38 @@ class HttpIdempotencyTest {
     void response_statusOutOfRange_isRejected() {
         assertThatThrownBy(() -> new HttpResponseData(600, Map.of(), null))
                 .hasMessage("status must be between 100 and 599, but was 600");
+    }
+
+    @Test
+    void keyHeader_bareValue_isTheKeyAsItStands() {
+        assertThat(KeyHeader.parse("Idempotency-Key", "abc")).isEqualTo("abc");
+        assertThat(KeyHeader.parse("Idempotency-Key", "a\"b")).isEqualTo("a\"b");
+        assertThat(KeyHeader.parse("Idempotency-Key", "")).isEmpty();
+    }
+
+    @Test
+    void keyHeader_sfString_isUnquotedAndUnescaped() {
+        assertThat(KeyHeader.parse("Idempotency-Key", "\"abc\"")).isEqualTo("abc");
+        assertThat(KeyHeader.parse("Idempotency-Key", "\"a \\\"b\\\\c\"")).isEqualTo("a \"b\\c");
+        assertThat(KeyHeader.parse("Idempotency-Key", "\"\"")).isEmpty();
+    }
+
+    @Test
+    void keyHeader_malformedSfString_isRefusedNamingTheProblem() {
+        assertThatThrownBy(() -> KeyHeader.parse("Idempotency-Key", "\"abc"))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessage("Idempotency-Key \"\"abc\" is not a valid structured-header string: "
+                        + "the quoted string has no closing quote");
+        assertThatThrownBy(() -> KeyHeader.parse("Idempotency-Key", "\"ab\\"))
+                .hasMessageContaining("ends with a backslash and has no closing quote");
+        assertThatThrownBy(() -> KeyHeader.parse("Idempotency-Key", "\"a\\nb\""))
+                .hasMessageContaining("a backslash may only escape \" or \\, but escapes 'n'");
+        assertThatThrownBy(() -> KeyHeader.parse("Idempotency-Key", "\"caf\u00e9\""))
+                .hasMessageContaining("printable ASCII (0x20 to 0x7E), but has U+00E9");
+        assertThatThrownBy(() -> KeyHeader.parse("Idempotency-Key", "\"a\tb\""))
+                .hasMessageContaining("but has U+0009");
+        assertThatThrownBy(() -> KeyHeader.parse("Idempotency-Key", "\"abc\";p=1"))
+                .hasMessageContaining("has \";p=1\" after the closing quote");
     }
 
     @Test
