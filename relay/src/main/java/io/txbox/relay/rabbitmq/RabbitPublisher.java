@@ -11,6 +11,8 @@ import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
 import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.Date;
 import java.util.HashMap;
@@ -183,17 +185,81 @@ public final class RabbitPublisher implements Publisher {
             return this;
         }
 
-        /** Connection settings as an {@code amqp://} or {@code amqps://} URI. */
+        /**
+         * Connection settings as an {@code amqp://} or {@code amqps://} URI, {@code
+         * amqp://user:password@host:port/vhost}; the default virtual host {@code /} is written
+         * {@code %2f}, and {@code amqp://host/} names the empty virtual host, which RabbitMQ does
+         * not have. The URI must name a host and, if it has one, a port from 1 to 65535: a URI
+         * the RabbitMQ client would silently read as {@code localhost:5672} as {@code guest} (a
+         * port that is not a number, a host name with an underscore) is refused.
+         *
+         * @throws ConfigException naming the URI (password masked) and what is wrong with it
+         */
         public Builder uri(String uri) {
-            ConnectionFactory f = new ConnectionFactory();
-            try {
-                f.setUri(uri);
-            } catch (Exception e) {
-                // the URI may hold a password: name the problem, not the value
-                throw new ConfigException("RabbitMQ uri is not a valid amqp:// URI: " + e.getClass().getSimpleName());
-            }
-            this.factory = f;
+            this.factory = parseUri(uri);
             return this;
+        }
+
+        /**
+         * The rule of {@link #uri}: a factory for a well-formed {@code amqp://} or {@code
+         * amqps://} URI with a host and a valid port, else a {@link ConfigException}.
+         */
+        private static ConnectionFactory parseUri(String uri) {
+            if (uri == null) {
+                throw new ConfigException("RabbitMQ uri must not be null");
+            }
+            String problem = uriProblem(uri);
+            ConnectionFactory f = new ConnectionFactory();
+            if (problem == null) {
+                try {
+                    f.setUri(uri);
+                } catch (Exception e) {
+                    problem = "is refused by the RabbitMQ client: " + Texts.redactUrl(String.valueOf(e.getMessage()));
+                }
+            }
+            if (problem != null) {
+                throw new ConfigException("RabbitMQ uri " + Texts.quote(Texts.redactUrl(uri)) + " " + problem
+                        + "; write it as amqp://user:password@host:5672/vhost (the default virtual host / is %2f)");
+            }
+            return f;
+        }
+
+        /** What is wrong with {@code uri}, or null if it names a scheme, a host and a valid port. */
+        private static @Nullable String uriProblem(String uri) {
+            URI u;
+            try {
+                u = new URI(uri);
+            } catch (URISyntaxException e) {
+                // the message would repeat the whole URI, password included
+                return "is not a valid URI (" + e.getReason() + " at index " + e.getIndex() + ")";
+            }
+            String scheme = u.getScheme();
+            if (scheme == null || !scheme.equalsIgnoreCase("amqp") && !scheme.equalsIgnoreCase("amqps")) {
+                return "must start with amqp:// or amqps://";
+            }
+            String authority = u.getRawAuthority();
+            if (authority == null || authority.isEmpty()) {
+                return "names no host";
+            }
+            String hostPort = authority.substring(authority.lastIndexOf('@') + 1);
+            int portColon = hostPort.lastIndexOf(':');
+            if (portColon >= 0 && hostPort.lastIndexOf(']') > portColon) {
+                portColon = -1; // a colon inside an IPv6 literal
+            }
+            String port = portColon < 0 ? null : hostPort.substring(portColon + 1);
+            if (port != null && !port.matches("[0-9]{1,5}")) {
+                return "has port " + Texts.quote(port) + ", which is not a number from 1 to 65535";
+            }
+            if (port != null && (Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535)) {
+                return "has port " + port + ", which is not from 1 to 65535";
+            }
+            if (u.getHost() == null) {
+                String host = portColon < 0 ? hostPort : hostPort.substring(0, portColon);
+                return host.isEmpty() ? "names no host"
+                        : "has host " + Texts.quote(host) + ", which is not a valid host name (letters, digits, dots and"
+                                + " dashes; no underscores)";
+            }
+            return null;
         }
 
         /** An open connection the caller owns; {@link RabbitPublisher#close()} leaves it open. */
