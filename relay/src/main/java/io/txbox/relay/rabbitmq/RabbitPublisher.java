@@ -1,9 +1,11 @@
 package io.txbox.relay.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.AuthenticationFailureException;
 import com.rabbitmq.client.BlockedListener;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.ShutdownSignalException;
 import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.relay.PublishException;
@@ -292,7 +294,9 @@ public final class RabbitPublisher implements Publisher {
         /**
          * Opens the connection (unless one was given).
          *
-         * @throws PublishException if RabbitMQ cannot be reached now (retryable)
+         * @throws PublishException if RabbitMQ cannot be reached or refuses the connection now
+         *     (retryable); the message carries the broker's reason (virtual host not found, access
+         *     refused) and what to do about it
          */
         public RabbitPublisher build() {
             if (connection != null) {
@@ -307,8 +311,33 @@ public final class RabbitPublisher implements Publisher {
             try {
                 return new RabbitPublisher(f.newConnection(connectionName), true, maxMessageBytes);
             } catch (IOException | TimeoutException e) {
-                throw PublishException.retryable("cannot connect to RabbitMQ at " + f.getHost() + ":" + f.getPort() + ": " + e, e);
+                throw PublishException.retryable("cannot connect to RabbitMQ at " + f.getHost() + ":" + f.getPort()
+                        + ", virtual host " + Texts.quote(f.getVirtualHost()) + ", user " + Texts.quote(f.getUsername())
+                        + ": " + refusal(e), e);
             }
+        }
+
+        /** The broker's own reason for refusing a connection (the client hides it in a cause), with what to do. */
+        static String refusal(Exception e) {
+            for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+                if (t instanceof AuthenticationFailureException) {
+                    return t.getMessage() + "; check the user and password";
+                }
+                if (t instanceof ShutdownSignalException s && s.getReason() instanceof AMQP.Connection.Close close) {
+                    String text = close.getReplyText();
+                    String hint;
+                    if (text.contains("vhost") && text.contains("not found")) {
+                        hint = "create the virtual host, or fix it in the URI: the default virtual host / is written %2f"
+                                + " (amqp://host:5672/%2f), and amqp://host:5672/ names the empty virtual host";
+                    } else if (text.contains("access to vhost")) {
+                        hint = "give the user permissions on the virtual host (rabbitmqctl set_permissions)";
+                    } else {
+                        hint = "see the broker log";
+                    }
+                    return "RabbitMQ refused: " + close.getReplyCode() + " " + text + "; " + hint;
+                }
+            }
+            return e + "; check the host and port, and that RabbitMQ is running";
         }
     }
 }
