@@ -3,6 +3,11 @@ package io.txbox;
 /** Renders untrusted values for error messages: quoted, control characters escaped, shortened. */
 public final class Texts {
     private static final int MAX_SHOWN = 80;
+    /** {@code scheme://user:password@}: the user stays visible, it is useful and not secret. */
+    private static final java.util.regex.Pattern USERINFO =
+            java.util.regex.Pattern.compile("(?i)([a-z][a-z0-9+.-]*://[^:/@\\s]*):([^@\\s/]*)@");
+    /** What a password is replaced with. */
+    public static final String MASK = "****";
 
     private Texts() {}
 
@@ -26,6 +31,17 @@ public final class Texts {
             sb.append("... (").append(value.length()).append(" chars)");
         }
         return sb.toString();
+    }
+
+    /**
+     * {@code text} with the password of every {@code scheme://user:password@} masked, as in
+     * {@code amqp://relay:****@rabbit:5672}. Works on text that is not a valid URI too.
+     */
+    public static String redactUrl(String text) {
+        if (text == null) {
+            return "null";
+        }
+        return USERINFO.matcher(text).replaceAll(m -> java.util.regex.Matcher.quoteReplacement(m.group(1) + ":" + MASK + "@"));
     }
 
     private static boolean validSurrogateAt(String s, int i) {

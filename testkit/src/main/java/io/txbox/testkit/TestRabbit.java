@@ -42,13 +42,14 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>The node is the one named by {@code TXBOX_TEST_AMQP_URI}, else {@value #DEFAULT_URI}. The
+ * <p>The node is the one named by {@code TXBOX_TEST_AMQP_URI}, else {@value #DEFAULT_URI}; a URI
+ * without a virtual host means the default one, "/". The
  * class is isolated by names, not by a virtual host: use {@link #name(String)} for every queue and
  * exchange. {@code beforeAll} fails within the connect timeout if the node does not answer.
  */
 public final class TestRabbit implements BeforeAllCallback, AfterAllCallback {
   /** The node used when the environment names none. */
-  public static final String DEFAULT_URI = "amqp://guest:guest@127.0.0.1:5672/";
+  public static final String DEFAULT_URI = "amqp://guest:guest@127.0.0.1:5672/%2f";
   /** Environment variable that overrides {@link #DEFAULT_URI}. */
   public static final String ENV_URI = "TXBOX_TEST_AMQP_URI";
   /** How long to wait for the node before failing the class: 5 s. */
@@ -104,6 +105,7 @@ public final class TestRabbit implements BeforeAllCallback, AfterAllCallback {
       address = fromEnv ? env.trim() : DEFAULT_URI;
       source = fromEnv ? ENV_URI : "default";
     }
+    address = withDefaultVirtualHost(address);
     ConnectionFactory probe = factory(address);
     probe.setAutomaticRecoveryEnabled(false);
     try (Connection ignored = probe.newConnection("txbox-testkit-probe")) {
@@ -141,7 +143,10 @@ public final class TestRabbit implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
-  /** Returns the AMQP URI of the node, including credentials. */
+  /**
+   * Returns the AMQP URI of the node, including credentials, ready for any AMQP client: a URI
+   * that names no virtual host gets {@code /%2f}, the default virtual host "/".
+   */
   public String uri() {
     String current = uri;
     if (current == null) {
@@ -253,10 +258,6 @@ public final class TestRabbit implements BeforeAllCallback, AfterAllCallback {
       throw new TestkitException("RabbitMQ: invalid AMQP URI " + redact(address) + ": "
           + e.getMessage(), e);
     }
-    if (factory.getVirtualHost().isEmpty()) {
-      // "amqp://host:5672/" names the empty virtual host, which RabbitMQ never has: mean "/".
-      factory.setVirtualHost("/");
-    }
     factory.setAutomaticRecoveryEnabled(true);
     factory.setTopologyRecoveryEnabled(true);
     // Tests wait for recovery: retry every second instead of the client's default 5 s.
@@ -264,6 +265,21 @@ public final class TestRabbit implements BeforeAllCallback, AfterAllCallback {
     factory.setConnectionTimeout((int) connectTimeout.toMillis());
     factory.setHandshakeTimeout((int) connectTimeout.toMillis());
     return factory;
+  }
+
+  /**
+   * {@code address} with {@code /%2f} (the virtual host "/") when it names none: a URI ending in
+   * {@code :5672/} names the empty virtual host, which RabbitMQ does not have, so {@link #uri()}
+   * would fail wherever it is passed on.
+   */
+  static String withDefaultVirtualHost(String address) {
+    URI parsed = parse(address);
+    String path = parsed.getRawPath();
+    if (path != null && !path.isEmpty() && !path.equals("/")) {
+      return address;
+    }
+    return parsed.getScheme() + "://" + parsed.getRawAuthority() + "/%2f"
+        + (parsed.getRawQuery() == null ? "" : "?" + parsed.getRawQuery());
   }
 
   private void deleteNamed() {

@@ -48,6 +48,17 @@ class TestRabbitIT {
   }
 
   @Test
+  void uri_opensAConnectionWithAPlainClientFactory() throws Exception {
+    com.rabbitmq.client.ConnectionFactory factory = new com.rabbitmq.client.ConnectionFactory();
+    factory.setUri(RABBIT.uri());
+
+    try (Connection connection = factory.newConnection("txbox-test-uri")) {
+      assertThat(connection.isOpen()).isTrue();
+      assertThat(factory.getVirtualHost()).isEqualTo("/");
+    }
+  }
+
+  @Test
   void name_isStableWithinAClassAndDiffersBetweenClasses() {
     assertThat(RABBIT.name("q")).isEqualTo(RABBIT.name("q")).startsWith("q-testrabbitit-")
         .isNotEqualTo(OTHER.name("q"));

@@ -45,6 +45,16 @@ class TestRabbitTest {
   }
 
   @Test
+  void withDefaultVirtualHost_addsTheDefaultVirtualHostOnlyWhenNoneIsNamed() {
+    assertThat(TestRabbit.withDefaultVirtualHost("amqp://guest:guest@127.0.0.1:5672/"))
+        .isEqualTo("amqp://guest:guest@127.0.0.1:5672/%2f");
+    assertThat(TestRabbit.withDefaultVirtualHost("amqp://h:5672")).isEqualTo("amqp://h:5672/%2f");
+    assertThat(TestRabbit.withDefaultVirtualHost("amqp://h/?heartbeat=5"))
+        .isEqualTo("amqp://h/%2f?heartbeat=5");
+    assertThat(TestRabbit.withDefaultVirtualHost("amqp://h/orders")).isEqualTo("amqp://h/orders");
+  }
+
+  @Test
   void builder_rejectsBadSettingsNamingTheValue() {
     assertThatThrownBy(() -> TestRabbit.builder().uri("http://host"))
         .hasMessageContaining("http://host");

@@ -1,9 +1,11 @@
 package io.txbox.relay.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.AuthenticationFailureException;
 import com.rabbitmq.client.BlockedListener;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.ShutdownSignalException;
 import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.relay.PublishException;
@@ -11,6 +13,8 @@ import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
 import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.Date;
 import java.util.HashMap;
@@ -183,17 +187,81 @@ public final class RabbitPublisher implements Publisher {
             return this;
         }
 
-        /** Connection settings as an {@code amqp://} or {@code amqps://} URI. */
+        /**
+         * Connection settings as an {@code amqp://} or {@code amqps://} URI, {@code
+         * amqp://user:password@host:port/vhost}; the default virtual host {@code /} is written
+         * {@code %2f}, and {@code amqp://host/} names the empty virtual host, which RabbitMQ does
+         * not have. The URI must name a host and, if it has one, a port from 1 to 65535: a URI
+         * the RabbitMQ client would silently read as {@code localhost:5672} as {@code guest} (a
+         * port that is not a number, a host name with an underscore) is refused.
+         *
+         * @throws ConfigException naming the URI (password masked) and what is wrong with it
+         */
         public Builder uri(String uri) {
-            ConnectionFactory f = new ConnectionFactory();
-            try {
-                f.setUri(uri);
-            } catch (Exception e) {
-                // the URI may hold a password: name the problem, not the value
-                throw new ConfigException("RabbitMQ uri is not a valid amqp:// URI: " + e.getClass().getSimpleName());
-            }
-            this.factory = f;
+            this.factory = parseUri(uri);
             return this;
+        }
+
+        /**
+         * The rule of {@link #uri}: a factory for a well-formed {@code amqp://} or {@code
+         * amqps://} URI with a host and a valid port, else a {@link ConfigException}.
+         */
+        private static ConnectionFactory parseUri(String uri) {
+            if (uri == null) {
+                throw new ConfigException("RabbitMQ uri must not be null");
+            }
+            String problem = uriProblem(uri);
+            ConnectionFactory f = new ConnectionFactory();
+            if (problem == null) {
+                try {
+                    f.setUri(uri);
+                } catch (Exception e) {
+                    problem = "is refused by the RabbitMQ client: " + Texts.redactUrl(String.valueOf(e.getMessage()));
+                }
+            }
+            if (problem != null) {
+                throw new ConfigException("RabbitMQ uri " + Texts.quote(Texts.redactUrl(uri)) + " " + problem
+                        + "; write it as amqp://user:password@host:5672/vhost (the default virtual host / is %2f)");
+            }
+            return f;
+        }
+
+        /** What is wrong with {@code uri}, or null if it names a scheme, a host and a valid port. */
+        private static @Nullable String uriProblem(String uri) {
+            URI u;
+            try {
+                u = new URI(uri);
+            } catch (URISyntaxException e) {
+                // the message would repeat the whole URI, password included
+                return "is not a valid URI (" + e.getReason() + " at index " + e.getIndex() + ")";
+            }
+            String scheme = u.getScheme();
+            if (scheme == null || !scheme.equalsIgnoreCase("amqp") && !scheme.equalsIgnoreCase("amqps")) {
+                return "must start with amqp:// or amqps://";
+            }
+            String authority = u.getRawAuthority();
+            if (authority == null || authority.isEmpty()) {
+                return "names no host";
+            }
+            String hostPort = authority.substring(authority.lastIndexOf('@') + 1);
+            int portColon = hostPort.lastIndexOf(':');
+            if (portColon >= 0 && hostPort.lastIndexOf(']') > portColon) {
+                portColon = -1; // a colon inside an IPv6 literal
+            }
+            String port = portColon < 0 ? null : hostPort.substring(portColon + 1);
+            if (port != null && !port.matches("[0-9]{1,5}")) {
+                return "has port " + Texts.quote(port) + ", which is not a number from 1 to 65535";
+            }
+            if (port != null && (Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535)) {
+                return "has port " + port + ", which is not from 1 to 65535";
+            }
+            if (u.getHost() == null) {
+                String host = portColon < 0 ? hostPort : hostPort.substring(0, portColon);
+                return host.isEmpty() ? "names no host"
+                        : "has host " + Texts.quote(host) + ", which is not a valid host name (letters, digits, dots and"
+                                + " dashes; no underscores)";
+            }
+            return null;
         }
 
         /** An open connection the caller owns; {@link RabbitPublisher#close()} leaves it open. */
@@ -226,7 +294,9 @@ public final class RabbitPublisher implements Publisher {
         /**
          * Opens the connection (unless one was given).
          *
-         * @throws PublishException if RabbitMQ cannot be reached now (retryable)
+         * @throws PublishException if RabbitMQ cannot be reached or refuses the connection now
+         *     (retryable); the message carries the broker's reason (virtual host not found, access
+         *     refused) and what to do about it
          */
         public RabbitPublisher build() {
             if (connection != null) {
@@ -241,8 +311,33 @@ public final class RabbitPublisher implements Publisher {
             try {
                 return new RabbitPublisher(f.newConnection(connectionName), true, maxMessageBytes);
             } catch (IOException | TimeoutException e) {
-                throw PublishException.retryable("cannot connect to RabbitMQ at " + f.getHost() + ":" + f.getPort() + ": " + e, e);
+                throw PublishException.retryable("cannot connect to RabbitMQ at " + f.getHost() + ":" + f.getPort()
+                        + ", virtual host " + Texts.quote(f.getVirtualHost()) + ", user " + Texts.quote(f.getUsername())
+                        + ": " + refusal(e), e);
             }
+        }
+
+        /** The broker's own reason for refusing a connection (the client hides it in a cause), with what to do. */
+        static String refusal(Exception e) {
+            for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+                if (t instanceof AuthenticationFailureException) {
+                    return t.getMessage() + "; check the user and password";
+                }
+                if (t instanceof ShutdownSignalException s && s.getReason() instanceof AMQP.Connection.Close close) {
+                    String text = close.getReplyText();
+                    String hint;
+                    if (text.contains("vhost") && text.contains("not found")) {
+                        hint = "create the virtual host, or fix it in the URI: the default virtual host / is written %2f"
+                                + " (amqp://host:5672/%2f), and amqp://host:5672/ names the empty virtual host";
+                    } else if (text.contains("access to vhost")) {
+                        hint = "give the user permissions on the virtual host (rabbitmqctl set_permissions)";
+                    } else {
+                        hint = "see the broker log";
+                    }
+                    return "RabbitMQ refused: " + close.getReplyCode() + " " + text + "; " + hint;
+                }
+            }
+            return e + "; check the host and port, and that RabbitMQ is running";
         }
     }
 }

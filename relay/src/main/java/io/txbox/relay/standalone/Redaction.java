@@ -1,5 +1,6 @@
 package io.txbox.relay.standalone;
 
+import io.txbox.Texts;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -20,10 +21,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Redaction {
     /** What a secret is replaced with. */
-    public static final String MASK = "****";
+    public static final String MASK = Texts.MASK;
 
-    // user:password@ in any scheme://; the user part stays visible, it is useful and not secret
-    private static final Pattern USERINFO = Pattern.compile("(?i)([a-z][a-z0-9+.-]*://[^:/@\\s]*):([^@\\s/]*)@");
     // password=... in JDBC URLs (query or ;-separated), and common secret parameters
     private static final Pattern PARAM = Pattern.compile(
             "(?i)((?:password|passwd|pwd|secret|token|sslpassword|sslkey_password)=)([^&;\\s]*)");
@@ -55,7 +54,7 @@ public final class Redaction {
 
     /** {@code amqp://guest:****@host}, {@code jdbc:postgresql://h/db?password=****}. */
     public static String url(String text) {
-        String s = USERINFO.matcher(text).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + ":" + MASK + "@"));
+        String s = Texts.redactUrl(text);
         s = PARAM.matcher(s).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + MASK));
         return s;
     }

@@ -4,6 +4,7 @@ import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.TxboxTables;
 import io.txbox.relay.Relay;
+import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.relay.standalone.ConfigSource.Raw;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +40,8 @@ import org.jspecify.annotations.Nullable;
  *     publish-timeout, lane-lease, max-attempts, initial-backoff, max-backoff, backlog-interval, shutdown-timeout</td></tr>
  * <tr><td>txbox.kafka.bootstrap-servers</td><td>none</td><td>required when a destination goes to Kafka</td></tr>
  * <tr><td>txbox.kafka.&lt;producer property&gt;</td><td></td><td>any Kafka producer property, for example {@code txbox.kafka.linger.ms}</td></tr>
- * <tr><td>txbox.rabbitmq.uri</td><td>none</td><td>{@code amqp://user:password@host:5672/vhost}; required when a destination goes to RabbitMQ</td></tr>
+ * <tr><td>txbox.rabbitmq.uri</td><td>none</td><td>{@code amqp://user:password@host:5672/vhost} (the default vhost is {@code %2f});
+ *     required when a destination goes to RabbitMQ; checked by {@code RabbitPublisher.Builder.uri}</td></tr>
  * <tr><td>txbox.destination.&lt;name&gt;</td><td>at least one for {@code run}</td><td>{@code kafka:<topic>} or {@code rabbitmq:<exchange>}</td></tr>
  * <tr><td>txbox.http.host, txbox.http.port</td><td>0.0.0.0, 8080</td><td>/health and /metrics; port 0 picks a free port</td></tr>
  * <tr><td>txbox.health.timeout</td><td>2s</td><td>bound on each readiness check</td></tr>
@@ -514,14 +516,11 @@ public final class RelayConfig {
             rabbitUri = string(RABBITMQ_URI);
             if (rabbitUri != null) {
                 Redaction.register(userInfoPassword(rabbitUri));
-                if (!rabbitUri.startsWith("amqp://") && !rabbitUri.startsWith("amqps://")) {
-                    error(raw.get(RABBITMQ_URI), "must be an amqp:// or amqps:// URI");
-                } else {
-                    try {
-                        java.net.URI.create(rabbitUri);
-                    } catch (IllegalArgumentException e) {
-                        error(raw.get(RABBITMQ_URI), "is not a valid URI");
-                    }
+                try {
+                    // the publisher's own rule, so the config accepts exactly the URIs the publisher does
+                    RabbitPublisher.builder().uri(rabbitUri);
+                } catch (ConfigException e) {
+                    errors.add(RABBITMQ_URI + " (" + raw.get(RABBITMQ_URI).origin() + "): " + e.getMessage());
                 }
             }
             boolean needed = destinations.values().stream().anyMatch(d -> d.broker() == Broker.RABBITMQ);

@@ -74,4 +74,15 @@ class TxboxCliTest {
         assertThat(r.out()).contains("txbox.jdbc.password=****", "amqp://app:****@r:5672", "configuration is valid")
                 .doesNotContain("cli-secret-98", "rabbit-pw-97");
     }
+
+    @Test
+    void runCheck_rabbitUriThatWouldFallBackToLocalhost_isInvalid() {
+        Result r = run(Map.of("TXBOX_JDBC_URL", "jdbc:postgresql://h/db",
+                "TXBOX_RABBITMQ_URI", "amqp://relay:rabbit-pw-96@127.0.0.1:notaport/%2f", "TXBOX_DESTINATION_SHIPPING", "rabbitmq:shipping"),
+                "run", "--check");
+        assertThat(r.code()).isEqualTo(TxboxCli.USAGE);
+        assertThat(r.err()).contains("txbox.rabbitmq.uri (env TXBOX_RABBITMQ_URI)", "port \"notaport\"")
+                .doesNotContain("rabbit-pw-96");
+        assertThat(r.out()).doesNotContain("configuration is valid");
+    }
 }

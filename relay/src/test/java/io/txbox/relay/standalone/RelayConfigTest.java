@@ -71,6 +71,29 @@ class RelayConfigTest {
     }
 
     @Test
+    void rabbitUri_portNotANumber_isRefusedByThePublishersRule() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.rabbitmq.uri=amqp://relay:pw-secret-5@127.0.0.1:notaport/%2f",
+                "txbox.destination.s=rabbitmq:s"), Map.of()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("txbox.rabbitmq.uri (relay.properties): RabbitMQ uri \"amqp://relay:****@127.0.0.1:notaport/%2f\""
+                        + " has port \"notaport\", which is not a number from 1 to 65535")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("pw-secret-5"));
+    }
+
+    @Test
+    void rabbitUri_hostWithUnderscore_isRefused() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.rabbitmq.uri=amqp://u:p@rabbit_prod:5672/",
+                "txbox.destination.s=rabbitmq:s"), Map.of()))
+                .hasMessageContaining("host \"rabbit_prod\", which is not a valid host name");
+    }
+
+    @Test
+    void rabbitUri_otherScheme_isRefused() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.rabbitmq.uri=http://rabbit:5672/"), Map.of()))
+                .hasMessageContaining("txbox.rabbitmq.uri (relay.properties): RabbitMQ uri \"http://rabbit:5672/\" must start with amqp://");
+    }
+
+    @Test
     void pollInterval_badDuration_messageNamesKeyAndValue() throws IOException {
         assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.poll-interval=fast"), Map.of()))
                 .hasMessageContaining("txbox.relay.poll-interval = \"fast\"").hasMessageContaining("250ms");
