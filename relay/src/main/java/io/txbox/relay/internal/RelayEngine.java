@@ -162,15 +162,22 @@ public final class RelayEngine implements Relay {
         }
         wakeUp();
         long deadline = System.nanoTime() + settings.shutdownTimeout().toNanos();
+        for (Thread t : threads) {
+            join(t, deadline);
+        }
         for (int i = 0; i < threads.size(); i++) {
             Thread t = threads.get(i);
-            join(t, deadline);
             if (t.isAlive()) {
                 log.warn("{} - batch still running after the shutdown timeout {}; rolling it back (its rows stay in the outbox)",
                         workers.get(i).memberId(), settings.shutdownTimeout());
                 workers.get(i).abort();
-                join(t, System.nanoTime() + 2_000_000_000L);
+                // wakes a worker waiting for confirmations, so it gives up the batch and releases its lanes now
+                t.interrupt();
             }
+        }
+        long grace = System.nanoTime() + 2_000_000_000L;
+        for (Thread t : threads) {
+            join(t, grace);
         }
         if (settings.closePublishers()) {
             Map<Publisher, Boolean> closed = new IdentityHashMap<>();
