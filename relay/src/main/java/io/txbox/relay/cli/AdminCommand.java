@@ -4,11 +4,15 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
+import io.txbox.internal.SqlErrors;
 import io.txbox.relay.DeadLetters;
+import io.txbox.relay.internal.SchemaCheck;
 import io.txbox.relay.standalone.Pools;
 import io.txbox.relay.standalone.Redaction;
 import io.txbox.relay.standalone.RelayConfig;
 import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine.Mixin;
@@ -29,12 +33,36 @@ abstract class AdminCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** Loads the config, opens a two-connection pool, runs {@code work}, closes the pool. */
+    /**
+     * Loads the config, opens a two-connection pool, checks that the txbox tables exist (unless
+     * {@link #needsTables()} is false), runs {@code work}, closes the pool.
+     */
     final <T> T withAdmin(Function<Context, T> work) {
         RelayConfig config = configOptions.load(root().env);
         try (HikariDataSource pool = Pools.open(config, "txbox-admin", 2, null)) {
+            if (needsTables()) {
+                requireTables(pool, config);
+            }
             return work.apply(new Context(config, pool, new OutboxAdmin(pool, config.tables()),
                     DeadLetters.of(pool, config.tables())));
+        }
+    }
+
+    /** Whether the command works on existing txbox tables; {@code migrate} creates them. */
+    boolean needsTables() {
+        return true;
+    }
+
+    /** An unmigrated schema is one instruction, not a failed query with its generated SQL. */
+    private static void requireTables(HikariDataSource pool, RelayConfig config) {
+        String problem;
+        try (Connection c = pool.getConnection()) {
+            problem = SchemaCheck.problem(c, config.tables());
+        } catch (SQLException e) {
+            throw SqlErrors.translate("checking the txbox tables", e);
+        }
+        if (problem != null) {
+            throw new TxboxException(problem);
         }
     }
 

@@ -42,6 +42,7 @@ public final class RelayEngine implements Relay {
     private volatile @Nullable Instant lastBatchAt;
     private @Nullable ScheduledExecutorService backlogSampler;
     private int backlogFailures;
+    private volatile boolean tablesMissingLogged;
 
     public RelayEngine(RelaySettings settings) {
         this.settings = settings;
@@ -122,6 +123,12 @@ public final class RelayEngine implements Relay {
         String db;
         try (Connection c = settings.dataSource().getConnection()) {
             db = c.isValid((int) Math.max(1, timeout.toSeconds())) ? "UP" : "DOWN: connection not valid";
+            if (db.equals("UP")) {
+                String problem = SchemaCheck.problem(c, settings.tables());
+                if (problem != null) {
+                    db = "DOWN: " + problem;
+                }
+            }
         } catch (Exception e) {
             db = "DOWN: " + e.getMessage();
         }
@@ -269,6 +276,10 @@ public final class RelayEngine implements Relay {
             }
             backlogFailures = 0;
         } catch (Exception e) {
+            if (SchemaCheck.isUndefinedTable(e)) {
+                tablesMissing();
+                return;
+            }
             if (backlogFailures++ % 20 == 0) {
                 log.warn("{} - backlog sample failed: {}", settings.relayId(), e.toString());
             }
@@ -283,5 +294,25 @@ public final class RelayEngine implements Relay {
 
     void error(Exception e) {
         lastError = e.getMessage();
+    }
+
+    /**
+     * A worker found no txbox tables: says what to do once per episode, without a stack trace,
+     * however many workers and polls run into it.
+     */
+    void tablesMissing() {
+        String message = SchemaCheck.message(settings.tables());
+        lastError = message;
+        if (!tablesMissingLogged) {
+            tablesMissingLogged = true;
+            log.error("{} - {}; the workers keep retrying until the tables exist", settings.relayId(), message);
+        }
+    }
+
+    /** A batch ran, so the tables exist again: a later loss is reported anew. */
+    void tablesPresent() {
+        if (tablesMissingLogged) {
+            tablesMissingLogged = false;
+        }
     }
 }

@@ -98,6 +98,7 @@ final class Worker implements Runnable {
                 }
                 int claimed = batch(c);
                 errorStreak = 0;
+                engine.tablesPresent();
                 if (claimed > 0) {
                     resetWake();
                     continue; // more rows may be waiting; an empty claim costs one round trip
@@ -317,7 +318,9 @@ final class Worker implements Runnable {
         Exception translated = e instanceof SQLException ? SqlErrors.translate("relay batch", e) : e;
         engine.error(translated);
         long pause = Math.min(MAX_ERROR_PAUSE_MILLIS, 100L << Math.min(errorStreak - 1, 10));
-        if (errorStreak == 1 || errorStreak % 20 == 0) {
+        if (SchemaCheck.isUndefinedTable(e)) {
+            engine.tablesMissing(); // one clear line for the whole relay, not a stack trace per poll
+        } else if (errorStreak == 1 || errorStreak % 20 == 0) {
             log.warn("{} - {} (attempt {} in a row), reconnecting in {} ms", memberId, translated.getMessage(),
                     errorStreak, pause, e);
         }

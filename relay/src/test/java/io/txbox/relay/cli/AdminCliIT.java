@@ -100,6 +100,29 @@ class AdminCliIT {
     }
 
     @Test
+    void adminCommands_emptySchema_sayRunMigrateInsteadOfSql() throws Exception {
+        String schema = PG.newSchema("unmigrated");
+        Path empty = dir.resolve("empty.properties");
+        Files.writeString(empty, String.join("\n",
+                "txbox.jdbc.url=" + PG.jdbcUrl(),
+                "txbox.jdbc.user=" + PG.user(),
+                "txbox.jdbc.password=" + PG.password(),
+                "txbox.schema=" + schema));
+        for (String[] command : new String[][] {{"status"}, {"status", "--json"}, {"dead", "list"},
+                {"dead", "retry", "--all"}, {"dead", "purge", "--older-than", "7d"}, {"inbox", "purge", "--older-than", "30d"}}) {
+            String[] args = java.util.Arrays.copyOf(command, command.length + 2);
+            args[command.length] = "--config";
+            args[command.length + 1] = empty.toString();
+            Result r = TxboxCliTest.run(Map.of(), args);
+            assertThat(r.code()).as(String.join(" ", command)).isEqualTo(TxboxCli.FAILED);
+            assertThat(r.err()).as(String.join(" ", command))
+                    .contains("error: schema " + schema + " has no txbox tables: run `txbox-relay migrate`")
+                    .doesNotContainIgnoringCase("select").doesNotContain("does not exist");
+            assertThat(r.out()).isEmpty();
+        }
+    }
+
+    @Test
     void migrate_again_isNoOp() throws Exception {
         JsonNode r = json(cli("migrate", "--json"));
         assertThat(r.get("migrationsExecuted").asInt()).isZero();
