@@ -116,8 +116,10 @@ public interface Relay extends AutoCloseable {
      * Stops claiming, lets each worker finish its in-flight batch (deleting what the broker
      * confirmed, scheduling retries for the rest), releases the lanes, and closes the
      * publishers unless {@link Builder#closePublishers(boolean)} was false. Waits at most the
-     * shutdown timeout; a batch still running then is rolled back, which leaves its rows in the
-     * outbox to be published again (possibly twice), never lost. Idempotent.
+     * shutdown timeout; a batch still running then is rolled back (its connection is aborted and
+     * its worker interrupted), which leaves its rows in the outbox to be published again
+     * (possibly twice), never lost. The lanes are released in any case, on a fresh connection,
+     * so another relay takes them over at once rather than after the lane lease. Idempotent.
      */
     @Override
     void close();

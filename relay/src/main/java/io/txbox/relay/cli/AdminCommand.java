@@ -3,12 +3,18 @@ package io.txbox.relay.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.ConfigException;
 import io.txbox.TxboxException;
+import io.txbox.internal.SqlErrors;
 import io.txbox.relay.DeadLetters;
+import io.txbox.relay.internal.SchemaCheck;
 import io.txbox.relay.standalone.Pools;
 import io.txbox.relay.standalone.Redaction;
 import io.txbox.relay.standalone.RelayConfig;
 import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine.Mixin;
@@ -26,15 +32,52 @@ abstract class AdminCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the result as one JSON document, for scripts.")
     boolean json;
 
+    @Option(names = "--connect-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
+            defaultValue = "3s", description = {"Give up when the database cannot be reached within this time",
+                "(default: ${DEFAULT-VALUE}; txbox.jdbc.connection-timeout is for the relay process)."})
+    Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+
+    /** How long an admin command waits for the database by default: 3 s. */
+    static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
+    /** The connection pool's floor. */
+    private static final Duration MIN_CONNECT_TIMEOUT = Duration.ofMillis(250);
+
     @Spec
     CommandSpec spec;
 
-    /** Loads the config, opens a two-connection pool, runs {@code work}, closes the pool. */
+    /**
+     * Loads the config, opens a two-connection pool, checks that the txbox tables exist (unless
+     * {@link #needsTables()} is false), runs {@code work}, closes the pool.
+     */
     final <T> T withAdmin(Function<Context, T> work) {
-        RelayConfig config = configOptions.load(root().env);
-        try (HikariDataSource pool = Pools.open(config, "txbox-admin", 2, null)) {
+        if (connectTimeout.compareTo(MIN_CONNECT_TIMEOUT) < 0) {
+            throw new ConfigException("--connect-timeout must be at least 250ms, but was " + connectTimeout.toMillis() + "ms");
+        }
+        RelayConfig config = configOptions.loadForAdmin(root().env);
+        try (HikariDataSource pool = Pools.open(config, "txbox-admin", 2, connectTimeout, null)) {
+            if (needsTables()) {
+                requireTables(pool, config);
+            }
             return work.apply(new Context(config, pool, new OutboxAdmin(pool, config.tables()),
                     DeadLetters.of(pool, config.tables())));
+        }
+    }
+
+    /** Whether the command works on existing txbox tables; {@code migrate} creates them. */
+    boolean needsTables() {
+        return true;
+    }
+
+    /** An unmigrated schema is one instruction, not a failed query with its generated SQL. */
+    private static void requireTables(HikariDataSource pool, RelayConfig config) {
+        String problem;
+        try (Connection c = pool.getConnection()) {
+            problem = SchemaCheck.problem(c, config.tables());
+        } catch (SQLException e) {
+            throw SqlErrors.translate("checking the txbox tables", e);
+        }
+        if (problem != null) {
+            throw new TxboxException(problem);
         }
     }
 

@@ -15,10 +15,19 @@ final class ConfigOptions {
 
     /** The validated configuration. */
     RelayConfig load(Map<String, String> env) {
+        return RelayConfig.load(file(env), env);
+    }
+
+    /** Only what the admin commands read: {@code txbox.jdbc.*}, {@code txbox.schema}, {@code txbox.table-prefix}. */
+    RelayConfig loadForAdmin(Map<String, String> env) {
+        return RelayConfig.loadForAdmin(file(env), env);
+    }
+
+    private @Nullable Path file(Map<String, String> env) {
         Path file = config;
         if (file == null && env.get("TXBOX_CONFIG") != null && !env.get("TXBOX_CONFIG").isBlank()) {
             file = Path.of(env.get("TXBOX_CONFIG"));
         }
-        return RelayConfig.load(file, env);
+        return file;
     }
 }

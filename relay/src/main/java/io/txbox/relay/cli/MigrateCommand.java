@@ -12,6 +12,11 @@ import picocli.CommandLine.Command;
             "Uses txbox's own Flyway history table; running it again is a no-op."})
 final class MigrateCommand extends AdminCommand {
     @Override
+    boolean needsTables() {
+        return false;
+    }
+
+    @Override
     public Integer call() {
         MigrationResult r = withAdmin(ctx -> TxboxMigrations.migrate(ctx.dataSource(), ctx.config().tables()));
         if (json) {

@@ -42,6 +42,7 @@ public final class RelayEngine implements Relay {
     private volatile @Nullable Instant lastBatchAt;
     private @Nullable ScheduledExecutorService backlogSampler;
     private int backlogFailures;
+    private volatile boolean tablesMissingLogged;
 
     public RelayEngine(RelaySettings settings) {
         this.settings = settings;
@@ -122,6 +123,12 @@ public final class RelayEngine implements Relay {
         String db;
         try (Connection c = settings.dataSource().getConnection()) {
             db = c.isValid((int) Math.max(1, timeout.toSeconds())) ? "UP" : "DOWN: connection not valid";
+            if (db.equals("UP")) {
+                String problem = SchemaCheck.problem(c, settings.tables());
+                if (problem != null) {
+                    db = "DOWN: " + problem;
+                }
+            }
         } catch (Exception e) {
             db = "DOWN: " + e.getMessage();
         }
@@ -162,15 +169,22 @@ public final class RelayEngine implements Relay {
         }
         wakeUp();
         long deadline = System.nanoTime() + settings.shutdownTimeout().toNanos();
+        for (Thread t : threads) {
+            join(t, deadline);
+        }
         for (int i = 0; i < threads.size(); i++) {
             Thread t = threads.get(i);
-            join(t, deadline);
             if (t.isAlive()) {
                 log.warn("{} - batch still running after the shutdown timeout {}; rolling it back (its rows stay in the outbox)",
                         workers.get(i).memberId(), settings.shutdownTimeout());
                 workers.get(i).abort();
-                join(t, System.nanoTime() + 2_000_000_000L);
+                // wakes a worker waiting for confirmations, so it gives up the batch and releases its lanes now
+                t.interrupt();
             }
+        }
+        long grace = System.nanoTime() + 2_000_000_000L;
+        for (Thread t : threads) {
+            join(t, grace);
         }
         if (settings.closePublishers()) {
             Map<Publisher, Boolean> closed = new IdentityHashMap<>();
@@ -262,6 +276,10 @@ public final class RelayEngine implements Relay {
             }
             backlogFailures = 0;
         } catch (Exception e) {
+            if (SchemaCheck.isUndefinedTable(e)) {
+                tablesMissing();
+                return;
+            }
             if (backlogFailures++ % 20 == 0) {
                 log.warn("{} - backlog sample failed: {}", settings.relayId(), e.toString());
             }
@@ -276,5 +294,25 @@ public final class RelayEngine implements Relay {
 
     void error(Exception e) {
         lastError = e.getMessage();
+    }
+
+    /**
+     * A worker found no txbox tables: says what to do once per episode, without a stack trace,
+     * however many workers and polls run into it.
+     */
+    void tablesMissing() {
+        String message = SchemaCheck.message(settings.tables());
+        lastError = message;
+        if (!tablesMissingLogged) {
+            tablesMissingLogged = true;
+            log.error("{} - {}; the workers keep retrying until the tables exist", settings.relayId(), message);
+        }
+    }
+
+    /** A batch ran, so the tables exist again: a later loss is reported anew. */
+    void tablesPresent() {
+        if (tablesMissingLogged) {
+            tablesMissingLogged = false;
+        }
     }
 }

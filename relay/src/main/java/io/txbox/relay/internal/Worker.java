@@ -98,6 +98,7 @@ final class Worker implements Runnable {
                 }
                 int claimed = batch(c);
                 errorStreak = 0;
+                engine.tablesPresent();
                 if (claimed > 0) {
                     resetWake();
                     continue; // more rows may be waiting; an empty claim costs one round trip
@@ -317,7 +318,9 @@ final class Worker implements Runnable {
         Exception translated = e instanceof SQLException ? SqlErrors.translate("relay batch", e) : e;
         engine.error(translated);
         long pause = Math.min(MAX_ERROR_PAUSE_MILLIS, 100L << Math.min(errorStreak - 1, 10));
-        if (errorStreak == 1 || errorStreak % 20 == 0) {
+        if (SchemaCheck.isUndefinedTable(e)) {
+            engine.tablesMissing(); // one clear line for the whole relay, not a stack trace per poll
+        } else if (errorStreak == 1 || errorStreak % 20 == 0) {
             log.warn("{} - {} (attempt {} in a row), reconnecting in {} ms", memberId, translated.getMessage(),
                     errorStreak, pause, e);
         }
@@ -386,25 +389,36 @@ final class Worker implements Runnable {
         }
     }
 
-    /** Releases the lanes and the membership, so another relay takes them over at once instead of after the lease. */
+    /**
+     * Releases the lanes and the membership, so another relay takes them over at once instead of after the lease.
+     * Always on a fresh connection: after {@link #abort()} the worker's own one is broken, although a pool's proxy
+     * may still report it open.
+     */
     private void leave() {
-        Connection c = connection;
+        // an overrunning batch is stopped by abort() plus an interrupt; the release must still run
+        boolean interrupted = Thread.interrupted();
+        Connection used = connection;
         connection = null;
-        try {
-            if (c == null || c.isClosed()) {
-                c = settings.dataSource().getConnection();
-                c.setAutoCommit(false);
+        if (used != null) {
+            closeQuietly(used);
+        }
+        try (Connection c = settings.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                claims.leave(c, memberId);
+                c.commit();
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly(c);
+                throw e;
             }
-            claims.leave(c, memberId);
-            c.commit();
             log.debug("{} - released lanes {}", memberId, owned.keySet());
         } catch (SQLException | RuntimeException e) {
             log.warn("{} - could not release lanes on close; they free up when the lease ends: {}", memberId, e.toString());
         } finally {
             owned.clear();
             ownedCount = 0;
-            if (c != null) {
-                closeQuietly(c);
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }

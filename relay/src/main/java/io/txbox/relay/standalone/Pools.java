@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.txbox.TxboxException;
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /** Connection pools of the relay process and the admin CLI, from a {@link RelayConfig}. */
@@ -21,6 +22,17 @@ public final class Pools {
      * @throws TxboxException if the database cannot be reached; secrets are masked in the message
      */
     public static HikariDataSource open(RelayConfig config, String name, int maxSize, @Nullable MeterRegistry registry) {
+        return open(config, name, maxSize, config.connectionTimeout(), registry);
+    }
+
+    /**
+     * Like {@link #open(RelayConfig, String, int, MeterRegistry)}, but waits at most {@code
+     * connectTimeout} (instead of {@code txbox.jdbc.connection-timeout}) for a connection, at
+     * start and afterwards: the admin commands use it to fail within seconds when the database
+     * cannot be reached.
+     */
+    public static HikariDataSource open(RelayConfig config, String name, int maxSize, Duration connectTimeout,
+            @Nullable MeterRegistry registry) {
         HikariConfig hc = new HikariConfig();
         hc.setPoolName(name);
         hc.setJdbcUrl(config.jdbcUrl());
@@ -32,9 +44,9 @@ public final class Pools {
         }
         hc.setMaximumPoolSize(maxSize);
         hc.setMinimumIdle(Math.min(2, maxSize));
-        hc.setConnectionTimeout(config.connectionTimeout().toMillis());
+        hc.setConnectionTimeout(connectTimeout.toMillis());
         // fail at start rather than on the first batch: the operator is watching now
-        hc.setInitializationFailTimeout(config.connectionTimeout().toMillis());
+        hc.setInitializationFailTimeout(connectTimeout.toMillis());
         if (registry != null) {
             hc.setMetricRegistry(registry);
         }

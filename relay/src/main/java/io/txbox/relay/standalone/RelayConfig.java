@@ -204,6 +204,37 @@ public final class RelayConfig {
     }
 
     /**
+     * Reads the configuration as the admin commands ({@code migrate}, {@code status}, {@code
+     * dead ...}, {@code inbox ...}) need it: only {@code txbox.jdbc.*}, {@code txbox.schema} and
+     * {@code txbox.table-prefix} are read and checked; every other key (destinations, brokers,
+     * relay tuning, HTTP) is ignored, so a file shared with {@code run} works even while its
+     * broker settings are incomplete. The other accessors return their defaults.
+     *
+     * @throws ConfigException listing every problem with the keys that are read
+     */
+    public static RelayConfig loadForAdmin(@Nullable Path file, Map<String, String> env) {
+        ConfigSource source = ConfigSource.load(file, env, FIXED_KEYS);
+        Map<String, Raw> admin = new TreeMap<>();
+        source.values().forEach((k, v) -> {
+            if (isAdminKey(k)) {
+                admin.put(k, v);
+            }
+        });
+        Reader reader = new Reader(admin);
+        reader.read();
+        if (!reader.errors.isEmpty()) {
+            throw new ConfigException("invalid configuration"
+                    + (file == null ? "" : " in " + file) + ":\n  " + String.join("\n  ", reader.errors));
+        }
+        return new RelayConfig(reader, List.of());
+    }
+
+    /** The keys the admin commands read. */
+    static boolean isAdminKey(String key) {
+        return key.startsWith("txbox.jdbc.") || key.equals(SCHEMA) || key.equals(TABLE_PREFIX);
+    }
+
+    /**
      * Checks what {@code run} needs beyond what the admin commands need: at least one
      * destination.
      *

@@ -104,6 +104,93 @@ class AdminCliIT {
     }
 
     @Test
+    void adminCommands_emptySchema_sayRunMigrateInsteadOfSql() throws Exception {
+        String schema = PG.newSchema("unmigrated");
+        Path empty = dir.resolve("empty.properties");
+        Files.writeString(empty, String.join("\n",
+                "txbox.jdbc.url=" + PG.jdbcUrl(),
+                "txbox.jdbc.user=" + PG.user(),
+                "txbox.jdbc.password=" + PG.password(),
+                "txbox.schema=" + schema));
+        for (String[] command : new String[][] {{"status"}, {"status", "--json"}, {"dead", "list"},
+                {"dead", "retry", "--all"}, {"dead", "purge", "--older-than", "7d"}, {"inbox", "purge", "--older-than", "30d"}}) {
+            String[] args = java.util.Arrays.copyOf(command, command.length + 2);
+            args[command.length] = "--config";
+            args[command.length + 1] = empty.toString();
+            Result r = TxboxCliTest.run(Map.of(), args);
+            assertThat(r.code()).as(String.join(" ", command)).isEqualTo(TxboxCli.FAILED);
+            assertThat(r.err()).as(String.join(" ", command))
+                    .contains("error: schema " + schema + " has no txbox tables: run `txbox-relay migrate`")
+                    .doesNotContainIgnoringCase("select").doesNotContain("does not exist");
+            assertThat(r.out()).isEmpty();
+        }
+    }
+
+    @Test
+    void adminCommands_fileWithIncompleteBrokerSettings_needOnlyJdbcKeys() throws Exception {
+        Path shared = dir.resolve("shared.properties");
+        Files.writeString(shared, String.join("\n",
+                "txbox.jdbc.url=" + PG.jdbcUrl(),
+                "txbox.jdbc.user=" + PG.user(),
+                "txbox.jdbc.password=" + PG.password(),
+                "txbox.schema=" + PG.schema(),
+                "txbox.destination.shipping=rabbitmq:shipping",
+                "txbox.destination.payments=kafka:payments.v1",
+                "txbox.relay.batch-size=lots"));
+        for (String[] command : new String[][] {{"status"}, {"dead", "list"}, {"inbox", "purge", "--older-than", "30d"},
+                {"migrate"}}) {
+            String[] args = java.util.Arrays.copyOf(command, command.length + 2);
+            args[command.length] = "--config";
+            args[command.length + 1] = shared.toString();
+            Result r = TxboxCliTest.run(Map.of(), args);
+            assertThat(r.code()).as(String.join(" ", command) + ": " + r.err()).isZero();
+        }
+        Result run = TxboxCliTest.run(Map.of(), "run", "--check", "--config", shared.toString());
+        assertThat(run.code()).isEqualTo(TxboxCli.USAGE);
+        assertThat(run.err()).contains("txbox.rabbitmq.uri is required").contains("txbox.kafka.bootstrap-servers is required")
+                .contains("txbox.relay.batch-size");
+    }
+
+    @Test
+    void adminCommands_badJdbcKey_stillRejected() throws Exception {
+        Path typo = dir.resolve("typo.properties");
+        Files.writeString(typo, String.join("\n", "txbox.jdbc.url=" + PG.jdbcUrl(), "txbox.jdbc.usr=postgres",
+                "txbox.jdbc.connection-timeout=soon"));
+        Result r = TxboxCliTest.run(Map.of(), "status", "--config", typo.toString());
+        assertThat(r.code()).isEqualTo(TxboxCli.USAGE);
+        assertThat(r.err()).contains("txbox.jdbc.usr (typo.properties) is not a known key; did you mean txbox.jdbc.user?")
+                .contains("txbox.jdbc.connection-timeout = \"soon\"");
+    }
+
+    @Test
+    void status_closedPort_failsWithinTheConnectTimeout() throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort(); // closed again before the command runs: connections are refused
+        }
+        Path down = dir.resolve("down.properties");
+        Files.writeString(down, "txbox.jdbc.url=jdbc:postgresql://127.0.0.1:" + port + "/test\ntxbox.jdbc.user=postgres\n");
+
+        long start = System.nanoTime();
+        Result r = TxboxCliTest.run(Map.of(), "status", "--config", down.toString());
+        java.time.Duration took = java.time.Duration.ofNanos(System.nanoTime() - start);
+        assertThat(r.code()).isEqualTo(TxboxCli.FAILED);
+        assertThat(r.err()).contains("error: cannot connect to the database at jdbc:postgresql://127.0.0.1:" + port
+                + "/test (txbox.jdbc.url)").contains("refused");
+        assertThat(took).as("default --connect-timeout 3s").isLessThan(java.time.Duration.ofSeconds(6));
+
+        start = System.nanoTime();
+        r = TxboxCliTest.run(Map.of(), "status", "--connect-timeout", "500ms", "--config", down.toString());
+        took = java.time.Duration.ofNanos(System.nanoTime() - start);
+        assertThat(r.code()).isEqualTo(TxboxCli.FAILED);
+        assertThat(took).isLessThan(java.time.Duration.ofSeconds(3));
+
+        r = TxboxCliTest.run(Map.of(), "status", "--connect-timeout", "100ms", "--config", down.toString());
+        assertThat(r.code()).isEqualTo(TxboxCli.USAGE);
+        assertThat(r.err()).contains("--connect-timeout must be at least 250ms");
+    }
+
+    @Test
     void migrate_again_isNoOp() throws Exception {
         JsonNode r = json(cli("migrate", "--json"));
         assertThat(r.get("migrationsExecuted").asInt()).isZero();
