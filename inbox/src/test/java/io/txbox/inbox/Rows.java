@@ -52,6 +52,20 @@ final class Rows {
         }
     }
 
+    java.time.Instant timestamp(String consumer, String key, String column) {
+        String sql = "select " + column + " from " + inbox() + " where consumer = ? and message_key = ?";
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, consumer);
+            ps.setString(2, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getObject(1, java.time.OffsetDateTime.class).toInstant();
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
     void execute(String sql) {
         try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);

@@ -2,9 +2,7 @@ package io.txbox.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.File;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -37,18 +35,12 @@ class KafkaBrokerSharedIT {
 
   @Test
   void shared_inAnotherJvm_reusesTheRunningBroker() throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command = List.of(java, "-cp", System.getProperty("java.class.path"),
-        "-D" + SharedBroker.PROJECT_ROOT_PROPERTY + "="
+    String output = SharedBrokerProbe.start(
+        SharedBroker.PROJECT_ROOT_PROPERTY + "="
             + System.getProperty(SharedBroker.PROJECT_ROOT_PROPERTY, ""),
-        "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-        "-Dlogback.configurationFile=" + resource("logback-test.xml"),
-        SharedBrokerProbe.class.getName());
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        "java.io.tmpdir=" + System.getProperty("java.io.tmpdir"))
+        .await(Duration.ofSeconds(90));
 
-    assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-    assertThat(process.exitValue()).as(output).isZero();
     assertThat(output)
         .contains("bootstrap=" + KAFKA.bootstrapServers())
         .contains("reusing the Kafka broker at " + KAFKA.bootstrapServers());
@@ -73,10 +65,5 @@ class KafkaBrokerSharedIT {
   void uniqueTopic_sameHint_givesDifferentNames() {
     assertThat(KAFKA.uniqueTopic("orders")).startsWith("orders-")
         .isNotEqualTo(KAFKA.uniqueTopic("orders"));
-  }
-
-  private static String resource(String name) throws Exception {
-    return new File(KafkaBrokerSharedIT.class.getClassLoader().getResource(name).toURI())
-        .getPath();
   }
 }

@@ -3,18 +3,14 @@ package io.txbox.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -27,10 +23,10 @@ class SharedBrokerLeaseIT {
     Path record = root.resolve("target/txbox-kafka/broker.properties");
     long brokerPid = -1;
     try {
-      Process first = probe(root);
-      Process second = probe(root);
-      String out1 = output(first);
-      String out2 = output(second);
+      SharedBrokerProbe.Run first = probe(root);
+      SharedBrokerProbe.Run second = probe(root);
+      String out1 = first.await(Duration.ofSeconds(90));
+      String out2 = second.await(Duration.ofSeconds(90));
 
       assertThat(bootstrap(out1)).as(out1 + out2).isNotEmpty().isEqualTo(bootstrap(out2));
       assertThat(List.of(out1, out2))
@@ -52,26 +48,9 @@ class SharedBrokerLeaseIT {
     }
   }
 
-  private static Process probe(Path root) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command = new ArrayList<>(List.of(java, "-cp",
-        System.getProperty("java.class.path"),
-        "-D" + SharedBroker.PROJECT_ROOT_PROPERTY + "=" + root,
-        "-D" + KafkaBroker.IDLE_TIMEOUT_PROPERTY + "=5",
-        "-Dlogback.configurationFile=" + new File(SharedBrokerLeaseIT.class.getClassLoader()
-            .getResource("logback-test.xml").toURI()).getPath(),
-        SharedBrokerProbe.class.getName()));
-    return new ProcessBuilder(command).redirectErrorStream(true).start();
-  }
-
-  private static String output(Process process) throws Exception {
-    String text;
-    try (InputStream in = process.getInputStream()) {
-      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-    assertThat(process.waitFor(90, TimeUnit.SECONDS)).as(text).isTrue();
-    assertThat(process.exitValue()).as(text).isZero();
-    return text;
+  private static SharedBrokerProbe.Run probe(Path root) throws Exception {
+    return SharedBrokerProbe.start(SharedBroker.PROJECT_ROOT_PROPERTY + "=" + root,
+        KafkaBroker.IDLE_TIMEOUT_PROPERTY + "=5");
   }
 
   private static String bootstrap(String output) {
