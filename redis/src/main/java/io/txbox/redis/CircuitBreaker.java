@@ -49,7 +49,8 @@ final class CircuitBreaker {
         BreakerState from;
         synchronized (this) {
             failures = 0;
-            if (state == BreakerState.CLOSED) {
+            // Only the probe closes an open breaker: a call that started before it opened proves nothing.
+            if (state != BreakerState.HALF_OPEN) {
                 return;
             }
             from = state;

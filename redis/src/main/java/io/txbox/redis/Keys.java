@@ -21,9 +21,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Redis key layout and the encodings shared by the hybrid inbox and the Redis store.
  *
- * <p>An entry lives at {@code <prefix><consumer>|k|<key>} or, with a tenant,
- * {@code <prefix><consumer>|t<n>|<tenant><key>} where {@code n} is the tenant's length: no
- * two (tenant, key) pairs share a Redis key, whatever characters they hold.
+ * <p>No two (kind, consumer, tenant, key) share a Redis key, whatever characters they hold:
+ * a consumer name cannot contain {@code |}, and the tenant's length is spelled out.
  */
 final class Keys {
     /** Default key prefix. */
@@ -40,14 +39,23 @@ final class Keys {
         return prefix;
     }
 
-    /** Checks key and tenant by the inbox's rules and returns the entry's Redis key. */
-    static byte[] entry(String prefix, String consumer, String key, @Nullable String tenant) {
+    /** Namespace of the Redis store's entries. */
+    static final String STORE = "store|";
+    /** Namespace of the hybrid inbox's cache entries and in-flight markers. */
+    static final String CACHE = "cache|";
+
+    /**
+     * Checks key and tenant by the inbox's rules and returns the entry's Redis key:
+     * {@code <prefix><kind><consumer>|k|<key>}, or {@code <prefix><kind><consumer>|t<n>|<tenant><key>}
+     * with a tenant of {@code n} characters.
+     */
+    static byte[] entry(String prefix, String kind, String consumer, String key, @Nullable String tenant) {
         KeyRules.check("message key", key);
         if (tenant != null) {
             KeyRules.check("tenant", tenant);
         }
         String scope = tenant == null ? "|k|" : "|t" + tenant.length() + "|" + tenant;
-        return (prefix + consumer + scope + key).getBytes(StandardCharsets.UTF_8);
+        return (prefix + kind + consumer + scope + key).getBytes(StandardCharsets.UTF_8);
     }
 
     static InvalidInputException resultTooLarge(String key, int size, int max, String option) {

@@ -9,11 +9,15 @@ import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import io.txbox.ConfigException;
 import io.txbox.Texts;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,6 +33,7 @@ final class RedisLink implements AutoCloseable {
 
     private final String name;
     private final RedisURI uri;
+    private final ClientResources resources;
     private final RedisClient client;
     private final Object lock = new Object();
     private volatile @Nullable StatefulRedisConnection<byte[], byte[]> connection;
@@ -45,7 +50,13 @@ final class RedisLink implements AutoCloseable {
         }
         parsed.setTimeout(commandTimeout);
         this.uri = parsed;
-        this.client = RedisClient.create();
+        // Reconnect attempts back off to at most 1 s, so Redis is usable again soon after it returns.
+        this.resources = DefaultClientResources.builder()
+                .ioThreadPoolSize(2)
+                .computationThreadPoolSize(2)
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .build();
+        this.client = RedisClient.create(resources);
         client.setOptions(ClientOptions.builder()
                 .autoReconnect(true)
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
@@ -115,6 +126,7 @@ final class RedisLink implements AutoCloseable {
             }
         }
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 
     static byte[] utf8(String s) {

@@ -50,7 +50,7 @@ final class RedisStoreImpl implements RedisStore {
         this.retentionArg = utf8(Long.toString(b.retention.toMillis()));
         this.maxResultBytes = b.maxResultBytes;
         this.fingerprint = b.fingerprint;
-        this.fenceKey = utf8(prefix + consumer + "|fence");
+        this.fenceKey = utf8(prefix + Keys.STORE + consumer + "|fence");
         this.link = new RedisLink("redis-store " + consumer, b.redisUrl, b.commandTimeout);
         link.preload(StoreScripts.all());
     }
@@ -63,7 +63,7 @@ final class RedisStoreImpl implements RedisStore {
     @Override
     public Claim claim(InboundMessage message) {
         Objects.requireNonNull(message, "message");
-        byte[] key = Keys.entry(prefix, consumer, message.key(), message.tenant());
+        byte[] key = Keys.entry(prefix, Keys.STORE, consumer, message.key(), message.tenant());
         byte[] fp = fingerprint.of(message);
         List<Object> r = call("claim", message.key(),
                 () -> link.run(StoreScripts.CLAIM, new byte[][] {key, fenceKey}, fp == null ? new byte[0] : fp,
@@ -170,7 +170,7 @@ final class RedisStoreImpl implements RedisStore {
 
     @Override
     public boolean resetDead(String key, @Nullable String tenant) {
-        byte[] entry = Keys.entry(prefix, consumer, key, tenant);
+        byte[] entry = Keys.entry(prefix, Keys.STORE, consumer, key, tenant);
         List<Object> r = call("reset dead", key,
                 () -> link.run(StoreScripts.RESET_DEAD, new byte[][] {entry}, retentionArg));
         boolean reset = number(r.get(0)) == 1;
@@ -195,7 +195,7 @@ final class RedisStoreImpl implements RedisStore {
             throw new IllegalArgumentException("only an ACQUIRED claim can be completed, failed or released, but "
                     + "this one is " + claim.status());
         }
-        return Keys.entry(prefix, consumer, claim.key(), claim.tenant());
+        return Keys.entry(prefix, Keys.STORE, consumer, claim.key(), claim.tenant());
     }
 
     private static byte[] token(Claim claim) {

@@ -199,7 +199,7 @@ class RedisStoreIT {
         RedisStore store = store(builder("ttl").retention(Duration.ofSeconds(1)));
         Claim first = store.claim(msg("t-1", "p"));
         store.complete(first, "r".getBytes(UTF_8));
-        String redisKey = REDIS.prefix() + "ttl|k|t-1";
+        String redisKey = REDIS.prefix() + "store|ttl|k|t-1";
         assertThat(REDIS.commands().pttl(redisKey)).isBetween(1L, 1000L);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> REDIS.commands().exists(redisKey) == 0);
@@ -263,7 +263,7 @@ class RedisStoreIT {
         assertThatThrownBy(() -> store.claim(InboundMessage.of(key, new byte[0])))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining(reason);
-        assertThat(REDIS.commands().keys(REDIS.prefix() + "corpus|k|*")).isEmpty();
+        assertThat(REDIS.commands().keys(REDIS.prefix() + "store|corpus|k|*")).isEmpty();
     }
 
     @Test
