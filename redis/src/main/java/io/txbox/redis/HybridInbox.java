@@ -1,7 +1,6 @@
 package io.txbox.redis;
 
 import io.txbox.ConfigException;
-import io.txbox.inbox.Fingerprint;
 import io.txbox.inbox.Inbox;
 import java.time.Clock;
 import java.time.Duration;
@@ -16,7 +15,8 @@ import java.util.Objects;
  * <h2>What Redis answers</h2>
  * {@link #process} and {@link #claim} first run one Lua script on the entry's Redis key:
  * <ul>
- *   <li>a cached completion with the same payload fingerprint: DUPLICATE with the stored
+ *   <li>a cached completion with the same payload fingerprint (computed by the database
+ *       inbox's {@link Inbox#fingerprint()}): DUPLICATE with the stored
  *       result (and status and headers), no database work;
  *   <li>a marker: another delivery of the key is in flight, answered IN_FLIGHT (not final: the
  *       consumer redelivers it after its backoff, and then usually gets the cached result);
@@ -86,7 +86,6 @@ public interface HybridInbox extends Inbox, AutoCloseable {
         Duration inFlightTtl = DEFAULT_IN_FLIGHT_TTL;
         Duration cacheTtl = DEFAULT_CACHE_TTL;
         int maxCachedResultBytes = DEFAULT_MAX_CACHED_RESULT_BYTES;
-        Fingerprint fingerprint = Fingerprint.sha256();
         int failureThreshold = DEFAULT_FAILURE_THRESHOLD;
         Duration openFor = DEFAULT_OPEN_FOR;
         Clock clock = Clock.systemUTC();
@@ -155,19 +154,6 @@ public interface HybridInbox extends Inbox, AutoCloseable {
                         + maxCachedResultBytes);
             }
             this.maxCachedResultBytes = maxCachedResultBytes;
-            return this;
-        }
-
-        /**
-         * How payloads are fingerprinted for the cache; default {@link Fingerprint#sha256()}.
-         * Use the one the database inbox uses: a cached result is replayed only to a delivery
-         * with the same fingerprint.
-         */
-        public Builder fingerprint(Fingerprint fingerprint) {
-            if (fingerprint == null) {
-                throw new ConfigException("fingerprint must not be null");
-            }
-            this.fingerprint = fingerprint;
             return this;
         }
 

@@ -96,7 +96,7 @@ final class HybridInboxImpl implements HybridInbox {
         this.inFlightArg = utf8(Long.toString(Math.max(1, b.inFlightTtl.toMillis())));
         this.cacheTtlArg = utf8(Long.toString(b.cacheTtl.toMillis()));
         this.maxCachedResultBytes = b.maxCachedResultBytes;
-        this.fingerprint = b.fingerprint;
+        this.fingerprint = db.fingerprint();
         this.listener = b.listener;
         this.breaker = new CircuitBreaker(b.failureThreshold, b.openFor, b.clock, this::breakerMoved);
         this.link = new RedisLink("hybrid-inbox " + consumer, b.redisUrl, b.commandTimeout);
@@ -106,6 +106,11 @@ final class HybridInboxImpl implements HybridInbox {
     @Override
     public String consumer() {
         return consumer;
+    }
+
+    @Override
+    public Fingerprint fingerprint() {
+        return fingerprint;
     }
 
     @Override
