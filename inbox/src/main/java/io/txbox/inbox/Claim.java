@@ -53,6 +53,21 @@ public final class Claim {
         this.reason = reason;
     }
 
+    /**
+     * A claim as another {@link Inbox} implementation or claim store reports it (a Redis store,
+     * a cache in front of the database inbox). Completing or failing it is still fenced by the
+     * store that made it, so a forged claim cannot write anything.
+     *
+     * @param resultHeaders {@code null} becomes empty
+     */
+    public static Claim of(String consumer, String key, @Nullable String tenant, Status status, int fencingToken,
+            @Nullable Instant leaseUntil, byte @Nullable [] result, @Nullable Integer resultStatus,
+            @Nullable Map<String, List<String>> resultHeaders, @Nullable String reason) {
+        return new Claim(Objects.requireNonNull(consumer, "consumer"), Objects.requireNonNull(key, "key"), tenant,
+                status, fencingToken, leaseUntil, result, resultStatus,
+                resultHeaders == null ? Map.of() : resultHeaders, reason);
+    }
+
     /** The consumer of the inbox that made this claim. */
     public String consumer() {
         return consumer;

@@ -68,6 +68,12 @@ public interface Inbox {
     /** The consumer name. */
     String consumer();
 
+    /**
+     * How this inbox fingerprints payloads ({@link Builder#fingerprint}), so that a layer in
+     * front of it (a cache) can refuse a reused key exactly as the inbox would.
+     */
+    Fingerprint fingerprint();
+
     // ---- atomic mode ----
 
     /**

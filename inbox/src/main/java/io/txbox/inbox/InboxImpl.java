@@ -80,6 +80,11 @@ final class InboxImpl implements Inbox {
         return consumer;
     }
 
+    @Override
+    public Fingerprint fingerprint() {
+        return fingerprint;
+    }
+
     // ---- scope and input checks ----
 
     /**

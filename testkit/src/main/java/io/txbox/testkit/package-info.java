@@ -10,11 +10,13 @@
  *       io.txbox.testkit.TestKafka} wraps the shared one as an extension.
  *   <li>{@link io.txbox.testkit.TestRabbit}: per-class names on a RabbitMQ node, deleted
  *       afterwards, plus stop/start of the node's application for fault tests.
+ *   <li>{@link io.txbox.testkit.TestRedis}: a key prefix per test class on a Redis server, its keys
+ *       deleted afterwards.
  * </ul>
  *
  * <p>Every address can be overridden through the environment: {@code TXBOX_TEST_JDBC_URL},
- * {@code TXBOX_TEST_JDBC_USER}, {@code TXBOX_TEST_JDBC_PASSWORD}, {@code TXBOX_TEST_KAFKA} and
- * {@code TXBOX_TEST_AMQP_URI}. A service that cannot be reached fails the test class quickly with
+ * {@code TXBOX_TEST_JDBC_USER}, {@code TXBOX_TEST_JDBC_PASSWORD}, {@code TXBOX_TEST_KAFKA},
+ * {@code TXBOX_TEST_AMQP_URI} and {@code TXBOX_TEST_REDIS_URL}. A service that cannot be reached fails the test class quickly with
  * a {@link io.txbox.testkit.TestkitException} that names the service, the address and how to start
  * it.
  */

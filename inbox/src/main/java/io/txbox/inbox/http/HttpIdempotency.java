@@ -34,6 +34,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -169,7 +170,7 @@ public final class HttpIdempotency {
         this.replayedHeaders = Set.copyOf(b.replayedHeaders);
         this.tenant = b.tenant;
         this.maxBodyBytes = b.maxBodyBytes;
-        this.inbox = Inbox.builder(b.consumer)
+        this.inbox = wrapped(b, Inbox.builder(b.consumer)
                 .tables(b.tables)
                 .lease(b.lease)
                 .retention(b.retention)
@@ -178,7 +179,16 @@ public final class HttpIdempotency {
                 .maxAttempts(b.maxAttempts)
                 .listener(b.listener)
                 .fingerprint(HttpIdempotency::fingerprint)
-                .build();
+                .build());
+    }
+
+    private static Inbox wrapped(Builder b, Inbox built) {
+        Inbox wrapped = b.inboxWrapper.apply(built);
+        if (wrapped == null || !built.consumer().equals(wrapped.consumer())) {
+            throw new ConfigException("wrapInbox must return an inbox of consumer " + Texts.quote(built.consumer())
+                    + ", but returned " + (wrapped == null ? "null" : "one of " + Texts.quote(wrapped.consumer())));
+        }
+        return wrapped;
     }
 
     /**
@@ -586,6 +596,7 @@ public final class HttpIdempotency {
         private Duration retention = Inbox.DEFAULT_RETENTION;
         private Clock clock = Clock.systemUTC();
         private InboxListener listener = InboxListener.NONE;
+        private UnaryOperator<Inbox> inboxWrapper = UnaryOperator.identity();
 
         private Builder(DataSource ds, String consumer) {
             this.ds = Args.configured(ds, "ds");
@@ -713,6 +724,18 @@ public final class HttpIdempotency {
         /** Hears every outcome (metrics); default none. */
         public Builder listener(InboxListener listener) {
             this.listener = Args.configured(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Wraps the inbox this helper builds before any request uses it, for example in the
+         * Redis fast path of the {@code txbox-redis} module:
+         * {@code .wrapInbox(db -> HybridInbox.builder(db).build())}. The wrapper gets the
+         * configured database inbox and must return an inbox of the same consumer; closing
+         * what it creates is the caller's job. Default: none.
+         */
+        public Builder wrapInbox(UnaryOperator<Inbox> wrapper) {
+            this.inboxWrapper = require("wrapInbox", wrapper);
             return this;
         }
 

@@ -1,0 +1,201 @@
+package io.txbox.redis;
+
+import io.txbox.ConfigException;
+import io.txbox.inbox.Inbox;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The database {@link Inbox} with Redis in front: a cache of completed results and a marker of
+ * deliveries in flight, so that duplicates are answered without opening a database
+ * transaction. It is an {@link Inbox}, so it plugs into everything that takes one: the Kafka
+ * and RabbitMQ consumers, {@code HttpIdempotency}, a hand-written loop.
+ *
+ * <h2>What Redis answers</h2>
+ * {@link #process} and {@link #claim} first run one Lua script on the entry's Redis key:
+ * <ul>
+ *   <li>a cached completion with the same payload fingerprint (computed by the database
+ *       inbox's {@link Inbox#fingerprint()}): DUPLICATE with the stored
+ *       result (and status and headers), no database work;
+ *   <li>a marker: another delivery of the key is in flight, answered IN_FLIGHT (not final: the
+ *       consumer redelivers it after its backoff, and then usually gets the cached result);
+ *   <li>nothing: the script sets a marker (TTL {@code inFlightTtl}) and the delivery goes to the
+ *       database inbox as usual. When the database says PROCESSED or DUPLICATE, the result is
+ *       cached for {@code cacheTtl}; otherwise the marker is removed.
+ * </ul>
+ * A fingerprint that differs from the cached one, a result larger than
+ * {@code maxCachedResultBytes}, and a completion inside the caller's transaction
+ * ({@code complete(Connection, ..)}, whose commit the inbox cannot see) are never answered from
+ * Redis: they go to the database, which decides.
+ *
+ * <h2>Why Redis cannot break exactly-once effects</h2>
+ * Every first run still goes through the database inbox, which alone decides FIRST and holds
+ * the row lock; Redis only answers duplicates of deliveries the database has already
+ * completed, or says "try again later". If Redis loses keys (restart without persistence,
+ * FLUSHALL, failover), the next delivery of a key simply goes to the database. If Redis fails
+ * or times out ({@code commandTimeout}), the delivery goes to the database; after
+ * {@code failureThreshold} failures in a row a circuit breaker stops asking Redis for
+ * {@code openFor}, then lets one delivery probe it. No delivery fails because Redis is down.
+ *
+ * <p>What Redis can change: a duplicate that arrives while the first delivery runs is answered
+ * IN_FLIGHT instead of waiting on the row lock; a crashed worker's duplicates are answered
+ * IN_FLIGHT until its marker expires ({@code inFlightTtl}); a cached completion is replayed
+ * until {@code cacheTtl} even if the database entry was purged meanwhile, so keep
+ * {@code cacheTtl} shorter than the inbox's retention.
+ *
+ * <p>Thread-safe. Holds one Redis connection until {@link #close()}; the database inbox needs no closing.
+ */
+public interface HybridInbox extends Inbox, AutoCloseable {
+    /** Default {@link Builder#redisUrl}: {@value}. */
+    String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
+    /** Default {@link Builder#commandTimeout}: 250 ms. */
+    Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofMillis(250);
+    /** Default {@link Builder#inFlightTtl}: 30 seconds, the database inbox's default lease. */
+    Duration DEFAULT_IN_FLIGHT_TTL = Duration.ofSeconds(30);
+    /** Default {@link Builder#cacheTtl}: 1 hour. */
+    Duration DEFAULT_CACHE_TTL = Duration.ofHours(1);
+    /** Default {@link Builder#maxCachedResultBytes}: {@value} (64 KiB). */
+    int DEFAULT_MAX_CACHED_RESULT_BYTES = 64 * 1024;
+    /** Default {@link Builder#failureThreshold}: {@value}. */
+    int DEFAULT_FAILURE_THRESHOLD = 5;
+    /** Default {@link Builder#openFor}: 5 seconds. */
+    Duration DEFAULT_OPEN_FOR = Duration.ofSeconds(5);
+
+    /** A builder for Redis in front of {@code database}, the inbox that stays the source of truth. */
+    static Builder builder(Inbox database) {
+        return new Builder(database);
+    }
+
+    /** The circuit breaker's state now. */
+    BreakerState breakerState();
+
+    /** Closes the Redis connection. The database inbox is left as it is. */
+    @Override
+    void close();
+
+    /**
+     * Builds a {@link HybridInbox}. Each option is checked as it is set; the messages name the
+     * option and the bad value.
+     */
+    final class Builder {
+        final Inbox database;
+        String redisUrl = DEFAULT_REDIS_URL;
+        String keyPrefix = Keys.DEFAULT_PREFIX;
+        Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        Duration inFlightTtl = DEFAULT_IN_FLIGHT_TTL;
+        Duration cacheTtl = DEFAULT_CACHE_TTL;
+        int maxCachedResultBytes = DEFAULT_MAX_CACHED_RESULT_BYTES;
+        int failureThreshold = DEFAULT_FAILURE_THRESHOLD;
+        Duration openFor = DEFAULT_OPEN_FOR;
+        Clock clock = Clock.systemUTC();
+        RedisListener listener = RedisListener.NONE;
+
+        private Builder(Inbox database) {
+            if (database == null) {
+                throw new ConfigException("database must not be null");
+            }
+            if (database instanceof HybridInbox) {
+                throw new ConfigException("database must be the database inbox, not another HybridInbox");
+            }
+            this.database = database;
+        }
+
+        /** The Redis server, as {@code redis://[password@]host:port[/database]}; default {@value HybridInbox#DEFAULT_REDIS_URL}. */
+        public Builder redisUrl(String redisUrl) {
+            this.redisUrl = Objects.requireNonNull(redisUrl, "redisUrl");
+            return this;
+        }
+
+        /**
+         * Prefix of every Redis key written; default {@code "txbox:"}. 0 to 64 characters from
+         * {@code A-Z a-z 0-9 . _ : / { } -}.
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            this.keyPrefix = Keys.checkPrefix(keyPrefix);
+            return this;
+        }
+
+        /**
+         * How long one Redis call may take before the delivery goes to the database instead;
+         * default 250 ms. Between 1 ms and 10 s.
+         */
+        public Builder commandTimeout(Duration commandTimeout) {
+            this.commandTimeout = Durations.between("commandTimeout", commandTimeout, Duration.ofMillis(1),
+                    Duration.ofSeconds(10));
+            return this;
+        }
+
+        /**
+         * TTL of the in-flight marker: how long duplicates of a delivery whose worker died are
+         * answered IN_FLIGHT; default 30 s. Keep it at most the inbox's lease. Between 1 ms and 1 day.
+         */
+        public Builder inFlightTtl(Duration inFlightTtl) {
+            this.inFlightTtl = Durations.between("inFlightTtl", inFlightTtl, Duration.ofMillis(1), Duration.ofDays(1));
+            return this;
+        }
+
+        /**
+         * How long a completed result stays cached; default 1 hour. Keep it shorter than the
+         * inbox's retention. Between 1 second and 30 days.
+         */
+        public Builder cacheTtl(Duration cacheTtl) {
+            this.cacheTtl = Durations.between("cacheTtl", cacheTtl, Duration.ofSeconds(1), Duration.ofDays(30));
+            return this;
+        }
+
+        /**
+         * Largest result cached, in bytes; default {@value HybridInbox#DEFAULT_MAX_CACHED_RESULT_BYTES}.
+         * Duplicates of a key with a larger result are answered by the database. 0 to 16 MiB.
+         */
+        public Builder maxCachedResultBytes(int maxCachedResultBytes) {
+            if (maxCachedResultBytes < 0 || maxCachedResultBytes > 16 * 1024 * 1024) {
+                throw new ConfigException("maxCachedResultBytes must be between 0 and 16777216, but was "
+                        + maxCachedResultBytes);
+            }
+            this.maxCachedResultBytes = maxCachedResultBytes;
+            return this;
+        }
+
+        /** Redis failures in a row that open the circuit breaker; default {@value HybridInbox#DEFAULT_FAILURE_THRESHOLD}. 1 to 1000. */
+        public Builder failureThreshold(int failureThreshold) {
+            if (failureThreshold < 1 || failureThreshold > 1000) {
+                throw new ConfigException("failureThreshold must be between 1 and 1000, but was " + failureThreshold);
+            }
+            this.failureThreshold = failureThreshold;
+            return this;
+        }
+
+        /** How long an open breaker skips Redis before one probe; default 5 s. Between 1 ms and 1 hour. */
+        public Builder openFor(Duration openFor) {
+            this.openFor = Durations.between("openFor", openFor, Duration.ofMillis(1), Duration.ofHours(1));
+            return this;
+        }
+
+        /** The clock the breaker's open time is measured on; default the system UTC clock. */
+        public Builder clock(Clock clock) {
+            if (clock == null) {
+                throw new ConfigException("clock must not be null");
+            }
+            this.clock = clock;
+            return this;
+        }
+
+        /** Hears fast-path answers and breaker transitions (metrics); default {@link RedisListener#NONE}. */
+        public Builder listener(RedisListener listener) {
+            if (listener == null) {
+                throw new ConfigException("listener must not be null");
+            }
+            this.listener = listener;
+            return this;
+        }
+
+        /**
+         * A thread-safe hybrid inbox. Connects to Redis on first use; a Redis that is down now
+         * costs the first deliveries a failed call each until the breaker opens.
+         */
+        public HybridInbox build() {
+            return new HybridInboxImpl(this);
+        }
+    }
+}

@@ -1,0 +1,409 @@
+package io.txbox.redis;
+
+import static io.txbox.redis.Keys.bytes;
+import static io.txbox.redis.Keys.number;
+import static io.txbox.redis.Keys.text;
+import static io.txbox.redis.RedisLink.utf8;
+
+import io.txbox.Texts;
+import io.txbox.inbox.Claim;
+import io.txbox.inbox.DeadEntry;
+import io.txbox.inbox.Fingerprint;
+import io.txbox.inbox.Handler;
+import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.Outcome;
+import io.txbox.inbox.Receipt;
+import io.txbox.inbox.RetentionTask;
+import io.txbox.redis.RedisLink.Script;
+import io.txbox.redis.RedisListener.Answer;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** {@link HybridInbox}: a Lua check in Redis before the database inbox, which decides everything else. */
+final class HybridInboxImpl implements HybridInbox {
+    private static final Logger log = LoggerFactory.getLogger(HybridInbox.class);
+
+    /**
+     * KEYS: entry. ARGV: fingerprint, marker TTL ms. A completed entry comes back with its
+     * fields; a marker as 'P'; otherwise a marker is set and 'A' returned.
+     */
+    static final Script FRONT = new Script("hybrid-front", """
+            local e = redis.call('HMGET', KEYS[1], 's', 'f')
+            if e[1] == 'C' then
+              local v = redis.call('HMGET', KEYS[1], 'r', 'rs', 'h', 'a')
+              local has = 0
+              if v[1] then has = 1 end
+              return {'C', e[2] or '', has, v[1] or '', v[2] or '', v[3] or '', v[4] or '0'}
+            end
+            if e[1] == 'P' then return {'P', e[2] or ''} end
+            redis.call('HSET', KEYS[1], 's', 'P', 'f', ARGV[1])
+            redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            return {'A'}
+            """);
+
+    /**
+     * KEYS: entry. ARGV: fingerprint, TTL ms, has result (1/0), result, status ('' none), headers,
+     * attempts, fingerprint from the marker (1/0). A two-phase completion does not know the
+     * payload: it takes the fingerprint the marker recorded, and caches nothing without one.
+     */
+    static final Script STORE = new Script("hybrid-store", """
+            local f = ARGV[1]
+            if ARGV[8] == '1' then
+              f = redis.call('HGET', KEYS[1], 'f')
+              if not f then return {0} end
+            end
+            redis.call('DEL', KEYS[1])
+            redis.call('HSET', KEYS[1], 's', 'C', 'f', f, 'a', ARGV[7])
+            if ARGV[3] == '1' then redis.call('HSET', KEYS[1], 'r', ARGV[4]) end
+            if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'rs', ARGV[5]) end
+            if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'h', ARGV[6]) end
+            redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            return {1}
+            """);
+
+    /** KEYS: entry. Removes a marker, never a cached completion. */
+    static final Script UNMARK = new Script("hybrid-unmark", """
+            if redis.call('HGET', KEYS[1], 's') == 'P' then redis.call('DEL', KEYS[1]) end
+            return {1}
+            """);
+
+    private final Inbox db;
+    private final String consumer;
+    private final String prefix;
+    private final byte[] inFlightArg;
+    private final byte[] cacheTtlArg;
+    private final int maxCachedResultBytes;
+    private final Fingerprint fingerprint;
+    private final RedisListener listener;
+    private final CircuitBreaker breaker;
+    private final RedisLink link;
+
+    HybridInboxImpl(HybridInbox.Builder b) {
+        this.db = b.database;
+        this.consumer = db.consumer();
+        this.prefix = b.keyPrefix;
+        this.inFlightArg = utf8(Long.toString(Math.max(1, b.inFlightTtl.toMillis())));
+        this.cacheTtlArg = utf8(Long.toString(b.cacheTtl.toMillis()));
+        this.maxCachedResultBytes = b.maxCachedResultBytes;
+        this.fingerprint = db.fingerprint();
+        this.listener = b.listener;
+        this.breaker = new CircuitBreaker(b.failureThreshold, b.openFor, b.clock, this::breakerMoved);
+        this.link = new RedisLink("hybrid-inbox " + consumer, b.redisUrl, b.commandTimeout);
+        link.preload(FRONT, STORE, UNMARK);
+    }
+
+    @Override
+    public String consumer() {
+        return consumer;
+    }
+
+    @Override
+    public Fingerprint fingerprint() {
+        return fingerprint;
+    }
+
+    @Override
+    public BreakerState breakerState() {
+        return breaker.state();
+    }
+
+    @Override
+    public void close() {
+        link.close();
+    }
+
+    // ---- the fast path ----
+
+    /** What the front script said. {@code marked}: this delivery set the in-flight marker and must clear or replace it. */
+    private record Front(Kind kind, byte @Nullable [] key, byte[] fp, byte @Nullable [] result,
+            @Nullable Integer resultStatus, Map<String, List<String>> headers, int attempts) {
+        enum Kind { HIT, IN_FLIGHT, MARKED, MISS }
+    }
+
+    private Front front(InboundMessage message) {
+        Objects.requireNonNull(message, "message");
+        // Same key rules and messages as the database inbox, before anything is written anywhere.
+        byte[] key = Keys.entry(prefix, Keys.CACHE, consumer, message.key(), message.tenant());
+        byte[] fpOrNull = fingerprint.of(message);
+        byte[] fp = fpOrNull == null ? new byte[0] : fpOrNull;
+        if (!breaker.allow()) {
+            answer(Answer.SKIPPED);
+            return new Front(Front.Kind.MISS, null, fp, null, null, Map.of(), 0);
+        }
+        List<Object> r;
+        try {
+            r = link.run(FRONT, new byte[][] {key}, fp, inFlightArg);
+            breaker.success();
+        } catch (RuntimeException e) {
+            failed("check", message.key(), e);
+            answer(Answer.ERROR);
+            return new Front(Front.Kind.MISS, null, fp, null, null, Map.of(), 0);
+        }
+        String s = text(r.get(0));
+        if (s.equals("A")) {
+            answer(Answer.MISS);
+            return new Front(Front.Kind.MARKED, key, fp, null, null, Map.of(), 0);
+        }
+        if (!sameFingerprint(bytes(r.get(1)), fp)) {
+            // The database decides a reused key (KEY_REUSED, 422); never answered from the cache.
+            answer(Answer.MISS);
+            return new Front(Front.Kind.MISS, null, fp, null, null, Map.of(), 0);
+        }
+        if (s.equals("P")) {
+            answer(Answer.IN_FLIGHT);
+            return new Front(Front.Kind.IN_FLIGHT, key, fp, null, null, Map.of(), 0);
+        }
+        answer(Answer.HIT);
+        byte[] result = number(r.get(2)) == 1 ? bytes(r.get(3)) : null;
+        String rs = text(r.get(4));
+        return new Front(Front.Kind.HIT, key, fp, result, rs.isEmpty() ? null : Integer.valueOf(rs),
+                Keys.decodeHeaders(bytes(r.get(5))), (int) number(r.get(6)));
+    }
+
+    private static boolean sameFingerprint(byte[] stored, byte[] fp) {
+        return stored.length == 0 || fp.length == 0 || Arrays.equals(stored, fp);
+    }
+
+    /** Caches a completion the database has committed; too large a result only clears the marker. */
+    private void cache(byte[] key, byte @Nullable [] fp, byte @Nullable [] result, @Nullable Integer resultStatus,
+            @Nullable Map<String, List<String>> headers, int attempts, String what) {
+        if (result != null && result.length > maxCachedResultBytes) {
+            unmark(key, what);
+            return;
+        }
+        redis(what, () -> link.run(STORE, new byte[][] {key}, fp == null ? new byte[0] : fp, cacheTtlArg, utf8(result == null ? "0" : "1"),
+                result == null ? new byte[0] : result, utf8(resultStatus == null ? "" : resultStatus.toString()),
+                Keys.encodeHeaders(headers), utf8(Integer.toString(attempts)), utf8(fp == null ? "1" : "0")));
+    }
+
+    private void unmark(byte[] key, String what) {
+        redis(what, () -> link.run(UNMARK, new byte[][] {key}));
+    }
+
+    /** A best-effort write: skipped while the breaker is open, a failure only counts against the breaker. */
+    private void redis(String what, Supplier<List<Object>> call) {
+        if (!breaker.allow()) {
+            return;
+        }
+        try {
+            call.get();
+            breaker.success();
+        } catch (RuntimeException e) {
+            failed(what, null, e);
+        }
+    }
+
+    private void failed(String what, @Nullable String key, RuntimeException e) {
+        breaker.failure();
+        if (log.isDebugEnabled()) {
+            log.debug("{} - Redis {} failed{}; the database answers instead: {}", consumer, what,
+                    key == null ? "" : " for key " + Texts.quote(key), e.toString());
+        }
+    }
+
+    private void answer(Answer a) {
+        try {
+            listener.onAnswer(consumer, a);
+        } catch (RuntimeException e) {
+            log.warn("{} - Redis listener failed on {}: {}", consumer, a, e.toString());
+        }
+    }
+
+    private void breakerMoved(BreakerState from, BreakerState to) {
+        if (to == BreakerState.OPEN) {
+            log.warn("{} - Redis keeps failing: circuit breaker {} -> {}; deliveries go straight to the database",
+                    consumer, from, to);
+        } else {
+            log.info("{} - circuit breaker {} -> {}", consumer, from, to);
+        }
+        try {
+            listener.onBreakerState(consumer, from, to);
+        } catch (RuntimeException e) {
+            log.warn("{} - Redis listener failed on breaker state {}: {}", consumer, to, e.toString());
+        }
+    }
+
+    // ---- atomic mode ----
+
+    @Override
+    public Outcome process(DataSource ds, InboundMessage message, Handler handler) {
+        Objects.requireNonNull(ds, "ds");
+        Objects.requireNonNull(handler, "handler");
+        Front f = front(message);
+        switch (f.kind()) {
+            case HIT:
+                return new Outcome(Outcome.Status.DUPLICATE, f.result(), f.attempts(), null, null);
+            case IN_FLIGHT:
+                return new Outcome(Outcome.Status.IN_FLIGHT, null, 0, "another delivery of the key is in flight",
+                        null);
+            case MISS:
+                return db.process(ds, message, handler);
+            case MARKED:
+            default:
+                break;
+        }
+        byte[] key = Objects.requireNonNull(f.key());
+        Outcome outcome;
+        try {
+            outcome = db.process(ds, message, handler);
+        } catch (RuntimeException e) {
+            unmark(key, "unmark");
+            throw e;
+        }
+        if (outcome.status() == Outcome.Status.PROCESSED || outcome.status() == Outcome.Status.DUPLICATE) {
+            cache(key, f.fp(), outcome.result(), null, null, outcome.attempts(), "cache");
+        } else {
+            unmark(key, "unmark");
+        }
+        return outcome;
+    }
+
+    @Override
+    public Receipt receive(Connection tx, InboundMessage message) {
+        return db.receive(tx, message);
+    }
+
+    @Override
+    public Receipt receive(DSLContext tx, InboundMessage message) {
+        return db.receive(tx, message);
+    }
+
+    @Override
+    public void storeResult(Connection tx, InboundMessage message, byte[] result) {
+        db.storeResult(tx, message, result);
+    }
+
+    @Override
+    public Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error) {
+        return db.recordFailure(ds, message, error);
+    }
+
+    // ---- two-phase mode ----
+
+    @Override
+    public Claim claim(DataSource ds, InboundMessage message) {
+        Objects.requireNonNull(ds, "ds");
+        Front f = front(message);
+        switch (f.kind()) {
+            case HIT:
+                return Claim.of(consumer, message.key(), message.tenant(), Claim.Status.DUPLICATE, f.attempts(), null,
+                        f.result(), f.resultStatus(), f.headers(), null);
+            case IN_FLIGHT:
+                return Claim.of(consumer, message.key(), message.tenant(), Claim.Status.IN_FLIGHT, 0, null, null, null,
+                        null, null);
+            case MISS:
+                return db.claim(ds, message);
+            case MARKED:
+            default:
+                break;
+        }
+        byte[] key = Objects.requireNonNull(f.key());
+        Claim claim;
+        try {
+            claim = db.claim(ds, message);
+        } catch (RuntimeException e) {
+            unmark(key, "unmark");
+            throw e;
+        }
+        switch (claim.status()) {
+            case ACQUIRED -> { } // the marker stays until complete, fail or release
+            case DUPLICATE -> cache(key, f.fp(), claim.result(), claim.resultStatus(), claim.resultHeaders(),
+                    claim.fencingToken(), "cache");
+            default -> unmark(key, "unmark");
+        }
+        return claim;
+    }
+
+    private byte[] keyOf(Claim claim) {
+        return Keys.entry(prefix, Keys.CACHE, consumer, claim.key(), claim.tenant());
+    }
+
+    @Override
+    public void complete(DataSource ds, Claim claim, byte @Nullable [] result) {
+        db.complete(ds, claim, result);
+        cache(keyOf(claim), null, result, null, null, claim.fencingToken(), "cache");
+    }
+
+    @Override
+    public void complete(Connection tx, Claim claim, byte @Nullable [] result) {
+        try {
+            db.complete(tx, claim, result);
+        } finally {
+            // Not committed yet: duplicates must ask the database, which waits for this transaction.
+            unmark(keyOf(claim), "unmark");
+        }
+    }
+
+    @Override
+    public void complete(DataSource ds, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders,
+            byte[] body) {
+        db.complete(ds, claim, resultStatus, resultHeaders, body);
+        cache(keyOf(claim), null, body, resultStatus, resultHeaders, claim.fencingToken(), "cache");
+    }
+
+    @Override
+    public void complete(Connection tx, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders,
+            byte[] body) {
+        try {
+            db.complete(tx, claim, resultStatus, resultHeaders, body);
+        } finally {
+            unmark(keyOf(claim), "unmark");
+        }
+    }
+
+    @Override
+    public Outcome fail(DataSource ds, Claim claim, Throwable error) {
+        try {
+            return db.fail(ds, claim, error);
+        } finally {
+            unmark(keyOf(claim), "unmark");
+        }
+    }
+
+    @Override
+    public void release(DataSource ds, Claim claim) {
+        try {
+            db.release(ds, claim);
+        } finally {
+            unmark(keyOf(claim), "unmark");
+        }
+    }
+
+    // ---- operators and retention: the database's ----
+
+    @Override
+    public boolean resetDead(DataSource ds, String key) {
+        return db.resetDead(ds, key);
+    }
+
+    @Override
+    public boolean resetDead(DataSource ds, String key, @Nullable String tenant) {
+        return db.resetDead(ds, key, tenant);
+    }
+
+    @Override
+    public List<DeadEntry> listDead(DataSource ds, int limit) {
+        return db.listDead(ds, limit);
+    }
+
+    @Override
+    public int purgeCompleted(DataSource ds) {
+        return db.purgeCompleted(ds);
+    }
+
+    @Override
+    public RetentionTask retentionTask(DataSource ds, Duration every) {
+        return db.retentionTask(ds, every);
+    }
+}

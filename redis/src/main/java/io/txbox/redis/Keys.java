@@ -1,0 +1,130 @@
+package io.txbox.redis;
+
+import io.txbox.InvalidInputException;
+import io.txbox.Texts;
+import io.txbox.internal.KeyRules;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Redis key layout and the encodings shared by the hybrid inbox and the Redis store.
+ *
+ * <p>No two (kind, consumer, tenant, key) share a Redis key, whatever characters they hold:
+ * a consumer name cannot contain {@code |}, and the tenant's length is spelled out.
+ */
+final class Keys {
+    /** Default key prefix. */
+    static final String DEFAULT_PREFIX = "txbox:";
+    private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._:/{}-]{0,64}");
+
+    private Keys() {}
+
+    static String checkPrefix(String prefix) {
+        if (prefix == null || !PREFIX.matcher(prefix).matches()) {
+            throw new io.txbox.ConfigException("keyPrefix must be 0 to 64 characters from A-Z a-z 0-9 . _ : / { } -,"
+                    + " but was " + Texts.quote(prefix));
+        }
+        return prefix;
+    }
+
+    /** Namespace of the Redis store's entries. */
+    static final String STORE = "store|";
+    /** Namespace of the hybrid inbox's cache entries and in-flight markers. */
+    static final String CACHE = "cache|";
+
+    /**
+     * Checks key and tenant by the inbox's rules and returns the entry's Redis key:
+     * {@code <prefix><kind><consumer>|k|<key>}, or {@code <prefix><kind><consumer>|t<n>|<tenant><key>}
+     * with a tenant of {@code n} characters.
+     */
+    static byte[] entry(String prefix, String kind, String consumer, String key, @Nullable String tenant) {
+        KeyRules.check("message key", key);
+        if (tenant != null) {
+            KeyRules.check("tenant", tenant);
+        }
+        String scope = tenant == null ? "|k|" : "|t" + tenant.length() + "|" + tenant;
+        return (prefix + kind + consumer + scope + key).getBytes(StandardCharsets.UTF_8);
+    }
+
+    static InvalidInputException resultTooLarge(String key, int size, int max, String option) {
+        return new InvalidInputException("result for key " + Texts.quote(key) + " is " + size + " bytes, more than "
+                + option + " " + max);
+    }
+
+    /** Headers in order, a name may repeat: count, then (name, value) pairs as length-prefixed UTF-8. */
+    static byte[] encodeHeaders(@Nullable Map<String, List<String>> headers) {
+        if (headers == null || headers.isEmpty()) {
+            return new byte[0];
+        }
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(buf)) {
+            List<String[]> pairs = new ArrayList<>();
+            headers.forEach((n, vs) -> vs.forEach(v -> pairs.add(new String[] {n, v})));
+            out.writeInt(pairs.size());
+            for (String[] p : pairs) {
+                writeString(out, p[0]);
+                writeString(out, p[1]);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return buf.toByteArray();
+    }
+
+    static Map<String, List<String>> decodeHeaders(byte @Nullable [] bytes) {
+        if (bytes == null || bytes.length == 0) {
+            return Map.of();
+        }
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            int n = in.readInt();
+            Map<String, List<String>> headers = new LinkedHashMap<>();
+            for (int i = 0; i < n; i++) {
+                String name = readString(in);
+                headers.computeIfAbsent(name, k -> new ArrayList<>()).add(readString(in));
+            }
+            headers.replaceAll((k, vs) -> List.copyOf(vs));
+            return Collections.unmodifiableMap(headers);
+        } catch (IOException e) {
+            throw new UncheckedIOException("stored headers are corrupt", e);
+        }
+    }
+
+    private static void writeString(DataOutputStream out, String s) throws IOException {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(b.length);
+        out.write(b);
+    }
+
+    private static String readString(DataInputStream in) throws IOException {
+        byte[] b = new byte[in.readInt()];
+        in.readFully(b);
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
+    static byte[] bytes(@Nullable Object reply) {
+        return reply instanceof byte[] b ? b : new byte[0];
+    }
+
+    static String text(@Nullable Object reply) {
+        return new String(bytes(reply), StandardCharsets.UTF_8);
+    }
+
+    static long number(@Nullable Object reply) {
+        if (reply instanceof Long l) {
+            return l;
+        }
+        return Long.parseLong(text(reply));
+    }
+}

@@ -1,0 +1,161 @@
+package io.txbox.redis;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import io.txbox.ConfigException;
+import io.txbox.Texts;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Lettuce connection, shared by every thread (Lettuce multiplexes commands on it), opened
+ * on first use so that a Redis that is down when the application starts costs nothing but a
+ * failed call. Commands fail fast while the connection is down instead of queueing, and time
+ * out after the command timeout, so a caller never waits on Redis longer than that.
+ */
+final class RedisLink implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RedisLink.class);
+
+    private final String name;
+    private final RedisURI uri;
+    private final ClientResources resources;
+    private final RedisClient client;
+    private final Object lock = new Object();
+    private volatile @Nullable StatefulRedisConnection<byte[], byte[]> connection;
+    private volatile boolean closed;
+
+    RedisLink(String name, String url, Duration commandTimeout) {
+        this.name = name;
+        RedisURI parsed;
+        try {
+            parsed = RedisURI.create(url);
+        } catch (RuntimeException e) {
+            throw new ConfigException("redisUrl " + Texts.quote(url) + " is not a Redis URL (redis://host:port/db): "
+                    + e.getMessage());
+        }
+        parsed.setTimeout(commandTimeout);
+        this.uri = parsed;
+        // Reconnect attempts back off to at most 1 s, so Redis is usable again soon after it returns.
+        this.resources = DefaultClientResources.builder()
+                .ioThreadPoolSize(2)
+                .computationThreadPoolSize(2)
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .build();
+        this.client = RedisClient.create(resources);
+        client.setOptions(ClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout.multipliedBy(4)).build())
+                .build());
+    }
+
+    /** The connection, opened now if it is not yet. Throws what Lettuce throws when Redis is unreachable. */
+    StatefulRedisConnection<byte[], byte[]> connection() {
+        StatefulRedisConnection<byte[], byte[]> c = connection;
+        if (c != null) {
+            return c;
+        }
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException(name + " is closed");
+            }
+            if (connection == null) {
+                connection = client.connect(ByteArrayCodec.INSTANCE, uri);
+                log.info("{} - connected to Redis at {}:{}", name, uri.getHost(), uri.getPort());
+            }
+            return connection;
+        }
+    }
+
+    /**
+     * Runs {@code script} by its SHA-1; when Redis does not know it (a restart, SCRIPT FLUSH, a
+     * failover to a replica that never saw it), sends the source once with EVAL, which also
+     * caches it on the server for the next EVALSHA.
+     */
+    List<Object> run(Script script, byte[][] keys, byte[]... args) {
+        var sync = connection().sync();
+        try {
+            return sync.evalsha(script.sha, ScriptOutputType.MULTI, keys, args);
+        } catch (RedisNoScriptException e) {
+            log.debug("{} - script {} not cached by Redis; sending its source", name, script.name);
+            return sync.eval(script.source, ScriptOutputType.MULTI, keys, args);
+        }
+    }
+
+    /** Loads {@code scripts} into the server's script cache, best effort: a failure leaves it to the first call. */
+    void preload(Script... scripts) {
+        try {
+            var sync = connection().sync();
+            for (Script s : scripts) {
+                String sha = sync.scriptLoad(s.source);
+                if (!s.sha.equals(sha)) {
+                    throw new IllegalStateException("Redis returned SHA-1 " + sha + " for script " + s.name
+                            + ", expected " + s.sha);
+                }
+            }
+        } catch (RuntimeException e) {
+            log.warn("{} - could not load the Lua scripts into Redis now; they are sent on first use: {}", name,
+                    e.toString());
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (lock) {
+            closed = true;
+            StatefulRedisConnection<byte[], byte[]> c = connection;
+            connection = null;
+            if (c != null) {
+                c.close();
+            }
+        }
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        resources.shutdown(0, 2, TimeUnit.SECONDS);
+    }
+
+    static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A Lua script and its SHA-1, computed here so a call needs no round trip to learn it. */
+    static final class Script {
+        final String name;
+        final byte[] source;
+        final String sha;
+
+        Script(String name, String source) {
+            this.name = name;
+            this.source = utf8(source);
+            this.sha = sha1Hex(this.source);
+        }
+
+        private static String sha1Hex(byte[] bytes) {
+            try {
+                byte[] d = java.security.MessageDigest.getInstance("SHA-1").digest(bytes);
+                StringBuilder sb = new StringBuilder(40);
+                for (byte b : d) {
+                    sb.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+                }
+                return sb.toString();
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException("every Java platform has SHA-1", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,227 @@
+package io.txbox.redis;
+
+import io.txbox.ConfigException;
+import io.txbox.InvalidInputException;
+import io.txbox.Texts;
+import io.txbox.TxboxException;
+import io.txbox.inbox.Claim;
+import io.txbox.inbox.Fingerprint;
+import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.KeyReuseException;
+import io.txbox.inbox.LeaseLostException;
+import io.txbox.inbox.Outcome;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Two-phase claims kept in Redis alone, for work with no relational database (a service that
+ * only calls external APIs). The same protocol as the database inbox's two-phase mode:
+ * {@link #claim}, do the work, then {@link #complete}, {@link #fail} or {@link #release} with
+ * the claim's fencing token. Each call is one Lua script, atomic on the server: one round trip.
+ *
+ * <p>What it guarantees, on a Redis that keeps its writes: one live lease per key (concurrent
+ * claims of a key: exactly one is ACQUIRED); leases measured by the Redis server's clock; a
+ * fencing token that only grows, per consumer, across lease expiries and across the retention
+ * TTL of entries, so a worker whose lease was taken over cannot complete, fail or release;
+ * a key seen again with another payload fingerprint is refused with {@link KeyReuseException};
+ * DEAD after {@code maxAttempts} failed or crashed attempts (a {@link #release} does not count).
+ *
+ * <p>What it cannot guarantee: Redis acknowledges a write before it is on disk unless it runs
+ * with {@code appendonly yes} and {@code appendfsync always}; a crash then loses acknowledged
+ * claims and completions, and a failover to a replica loses the writes the replica had not
+ * received. Either way a completed key can run again. Entries expire after {@code retention};
+ * after that a key is new again. Use the database inbox when a duplicate effect is not
+ * acceptable.
+ *
+ * <p>Thread-safe; holds one Redis connection until {@link #close()}.
+ */
+public interface RedisStore extends AutoCloseable {
+    /** Default {@link Builder#maxAttempts}: {@value}. */
+    int DEFAULT_MAX_ATTEMPTS = 5;
+    /** Default {@link Builder#lease}: 30 seconds. */
+    Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    /** Default {@link Builder#retention}: 1 day. */
+    Duration DEFAULT_RETENTION = Duration.ofDays(1);
+    /** Default {@link Builder#maxResultBytes}: {@value} (256 KiB). */
+    int DEFAULT_MAX_RESULT_BYTES = 256 * 1024;
+    /** Default {@link Builder#redisUrl}: {@value}. */
+    String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
+    /** Default {@link Builder#commandTimeout}: 2 seconds. */
+    Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
+
+    /**
+     * A builder for the store of {@code consumer}: 1 to 128 characters from
+     * {@code A-Z a-z 0-9 . _ : / -}, as for the database inbox.
+     */
+    static Builder builder(String consumer) {
+        return new Builder(consumer);
+    }
+
+    /** The consumer name. */
+    String consumer();
+
+    /**
+     * Claims {@code message}: a new key, a FAILED or released one, or one whose lease ran out is
+     * ACQUIRED with a lease of {@code lease} (Redis time) and a new fencing token. While a
+     * lease holds, other claims get IN_FLIGHT; a completed key gives DUPLICATE with the stored
+     * result; a key whose attempts are used up gives DEAD. An expired lease at
+     * {@code maxAttempts} makes the key DEAD (a message that keeps crashing its worker).
+     *
+     * <p>{@link Claim#fencingToken()}: for ACQUIRED, the token that fences this claim (grows
+     * with every acquisition of any key of this consumer); otherwise the key's attempts so far.
+     *
+     * @throws InvalidInputException if the key or tenant breaks the inbox's key rules
+     * @throws KeyReuseException if the key was claimed with a different payload fingerprint
+     * @throws TxboxException if Redis failed or timed out; nothing is known to have been written
+     */
+    Claim claim(InboundMessage message);
+
+    /**
+     * Completes an acquired claim and stores {@code result} for later duplicates, until the
+     * retention TTL.
+     *
+     * @throws InvalidInputException if {@code result} is larger than {@code maxResultBytes}; nothing is written
+     * @throws LeaseLostException if the claim was taken over or has expired from Redis; nothing is written
+     */
+    void complete(Claim claim, byte @Nullable [] result);
+
+    /**
+     * Completes an acquired claim with a response to replay: status, headers (in order; a name
+     * may repeat) and body. The body counts against {@code maxResultBytes}.
+     *
+     * @throws InvalidInputException if {@code body} is larger than {@code maxResultBytes}; nothing is written
+     * @throws LeaseLostException if the claim was taken over; nothing is written
+     */
+    void complete(Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body);
+
+    /**
+     * Fails an acquired claim: records {@code error}; the key becomes FAILED (the next claim
+     * runs it again) or DEAD once it has had {@code maxAttempts} attempts.
+     *
+     * @return FAILED or DEAD, with the attempts so far
+     * @throws LeaseLostException if the claim was taken over; nothing is written
+     */
+    Outcome fail(Claim claim, Throwable error);
+
+    /**
+     * Gives an acquired claim back without counting an attempt, so the next claim runs again at
+     * once. The fencing token is never reused.
+     *
+     * @throws LeaseLostException if the claim was taken over; nothing is written
+     */
+    void release(Claim claim);
+
+    /**
+     * Makes a DEAD key claimable again with a fresh count of attempts.
+     *
+     * @return {@code false} if the key was not DEAD
+     */
+    boolean resetDead(String key, @Nullable String tenant);
+
+    /** Closes the Redis connection. */
+    @Override
+    void close();
+
+    /**
+     * Builds a {@link RedisStore}. Each option is checked as it is set; the messages name the
+     * option and the bad value.
+     */
+    final class Builder {
+        private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._:/-]{1,128}");
+
+        final String consumer;
+        String redisUrl = DEFAULT_REDIS_URL;
+        String keyPrefix = Keys.DEFAULT_PREFIX;
+        Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+        Duration lease = DEFAULT_LEASE;
+        Duration retention = DEFAULT_RETENTION;
+        int maxResultBytes = DEFAULT_MAX_RESULT_BYTES;
+        Fingerprint fingerprint = Fingerprint.sha256();
+
+        private Builder(String consumer) {
+            if (consumer == null || !CONSUMER.matcher(consumer).matches()) {
+                throw new ConfigException("consumer must be 1 to 128 characters from A-Z a-z 0-9 . _ : / -, but was "
+                        + Texts.quote(consumer));
+            }
+            this.consumer = consumer;
+        }
+
+        /** The Redis server, as {@code redis://[password@]host:port[/database]}; default {@value RedisStore#DEFAULT_REDIS_URL}. */
+        public Builder redisUrl(String redisUrl) {
+            this.redisUrl = Objects.requireNonNull(redisUrl, "redisUrl");
+            return this;
+        }
+
+        /**
+         * Prefix of every Redis key the store writes; default {@code "txbox:"}. 0 to 64 characters
+         * from {@code A-Z a-z 0-9 . _ : / { } -}.
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            this.keyPrefix = Keys.checkPrefix(keyPrefix);
+            return this;
+        }
+
+        /** How long one Redis call may take before it fails; default 2 s. Between 1 ms and 1 minute. */
+        public Builder commandTimeout(Duration commandTimeout) {
+            this.commandTimeout = Durations.between("commandTimeout", commandTimeout, Duration.ofMillis(1),
+                    Duration.ofMinutes(1));
+            return this;
+        }
+
+        /** Attempts after which a key is DEAD; default {@value RedisStore#DEFAULT_MAX_ATTEMPTS}. At least 1. */
+        public Builder maxAttempts(int maxAttempts) {
+            if (maxAttempts < 1) {
+                throw new ConfigException("maxAttempts must be at least 1, but was " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /** Lease length, measured by the Redis server's clock; default 30 s. Between 1 ms and 1 day. */
+        public Builder lease(Duration lease) {
+            this.lease = Durations.between("lease", lease, Duration.ofMillis(1), Duration.ofDays(1));
+            return this;
+        }
+
+        /**
+         * How long an entry is kept after its last change (Redis TTL), and so how long a
+         * redelivery is recognised; default 1 day. Between 1 second and 365 days.
+         */
+        public Builder retention(Duration retention) {
+            this.retention = Durations.between("retention", retention, Duration.ofSeconds(1), Duration.ofDays(365));
+            return this;
+        }
+
+        /**
+         * Largest stored result (body) accepted, in bytes; default
+         * {@value RedisStore#DEFAULT_MAX_RESULT_BYTES}. Larger ones are refused with
+         * {@link InvalidInputException}. 0 to 64 MiB.
+         */
+        public Builder maxResultBytes(int maxResultBytes) {
+            if (maxResultBytes < 0 || maxResultBytes > 64 * 1024 * 1024) {
+                throw new ConfigException("maxResultBytes must be between 0 and 67108864, but was " + maxResultBytes);
+            }
+            this.maxResultBytes = maxResultBytes;
+            return this;
+        }
+
+        /** How payloads are fingerprinted; default {@link Fingerprint#sha256()}. */
+        public Builder fingerprint(Fingerprint fingerprint) {
+            this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
+            return this;
+        }
+
+        /**
+         * A thread-safe store. Loads its Lua scripts into Redis if it answers now; otherwise they
+         * are sent on first use.
+         */
+        public RedisStore build() {
+            return new RedisStoreImpl(this);
+        }
+    }
+}
