@@ -735,7 +735,7 @@ public final class HttpIdempotency {
          * what it creates is the caller's job. Default: none.
          */
         public Builder wrapInbox(UnaryOperator<Inbox> wrapper) {
-            this.inboxWrapper = require("wrapInbox", wrapper);
+            this.inboxWrapper = Args.configured(wrapper, "wrapInbox");
             return this;
         }
 
