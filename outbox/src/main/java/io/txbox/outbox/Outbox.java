@@ -4,7 +4,6 @@ import io.txbox.ConfigException;
 import io.txbox.TxboxTables;
 import java.sql.Connection;
 import java.util.List;
-import org.jooq.DSLContext;
 
 /**
  * Writes outgoing messages as rows in the caller's own transaction; the relay publishes them
@@ -35,9 +34,6 @@ public interface Outbox {
      * @throws io.txbox.RetryableException on a serialization failure, timeout or lost connection
      */
     boolean send(Connection tx, OutboxMessage message);
-
-    /** {@link #send(Connection, OutboxMessage)} on the connection of a jOOQ context. */
-    boolean send(DSLContext tx, OutboxMessage message);
 
     /** Sends several messages in one batched round trip; returns which were emitted, in order. */
     List<Boolean> sendAll(Connection tx, List<OutboxMessage> messages);
