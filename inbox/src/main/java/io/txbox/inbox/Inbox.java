@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
-import org.jooq.DSLContext;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -96,9 +95,6 @@ public interface Inbox {
      * @throws KeyReuseException if the key was seen with a different payload fingerprint
      */
     Receipt receive(Connection tx, InboundMessage message);
-
-    /** {@link #receive(Connection, InboundMessage)} on the connection of a jOOQ context. */
-    Receipt receive(DSLContext tx, InboundMessage message);
 
     /**
      * Stores {@code result} for a message that {@link #receive} reported FIRST in this same

@@ -31,7 +31,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
-import org.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.DSLContext;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -147,11 +147,6 @@ final class InboxImpl implements Inbox {
         } catch (SQLException e) {
             throw SqlErrors.translate(what("receive", s), e);
         }
-    }
-
-    @Override
-    public Receipt receive(DSLContext tx, InboundMessage message) {
-        return tx.connectionResult(c -> receive(c, message));
     }
 
     private Receipt receiveIn(Connection tx, Scope s, byte @Nullable [] fp) throws SQLException {

@@ -8,14 +8,14 @@ import io.txbox.internal.schema.tables.TxboxInbox;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Map;
-import org.jooq.Condition;
-import org.jooq.DSLContext;
-import org.jooq.Field;
-import org.jooq.Param;
-import org.jooq.Query;
-import org.jooq.conf.ParamType;
-import org.jooq.impl.DSL;
-import org.jooq.impl.SQLDataType;
+import io.txbox.internal.shaded.jooq.Condition;
+import io.txbox.internal.shaded.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.Field;
+import io.txbox.internal.shaded.jooq.Param;
+import io.txbox.internal.shaded.jooq.Query;
+import io.txbox.internal.shaded.jooq.conf.ParamType;
+import io.txbox.internal.shaded.jooq.impl.DSL;
+import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 
 /**
  * The inbox's SQL, rendered once per inbox from the generated table so that every call is a

@@ -13,8 +13,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.sql.Statement;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -128,15 +126,6 @@ class InboxReceiveIT {
         assertThat(receiveAndCommit(inbox, globex, null).isFirst()).isTrue();
         assertThat(receiveAndCommit(inbox, acme, null).status()).isEqualTo(Receipt.Status.DUPLICATE);
         assertThat(rows.count("message_key = 'k-tenant'")).isEqualTo(2);
-    }
-
-    @Test
-    void receive_throughDslContext_commitsWithTheJooqTransaction() {
-        InboundMessage m = InboundMessage.of("k-dsl", new byte[] {1});
-        Receipt r = DSL.using(PG.dataSource(), SQLDialect.POSTGRES)
-                .transactionResult(cfg -> inbox.receive(cfg.dsl(), m));
-        assertThat(r.isFirst()).isTrue();
-        assertThat(rows.status("orders", "k-dsl")).isEqualTo("COMPLETED");
     }
 
     @Test

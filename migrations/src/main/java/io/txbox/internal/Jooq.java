@@ -8,20 +8,29 @@ import io.txbox.internal.schema.tables.TxboxOutboxDead;
 import io.txbox.internal.schema.tables.TxboxRelayLane;
 import io.txbox.internal.schema.tables.TxboxRelayMember;
 import java.sql.Connection;
-import org.jooq.DSLContext;
-import org.jooq.SQLDialect;
-import org.jooq.conf.MappedSchema;
-import org.jooq.conf.MappedTable;
-import org.jooq.conf.RenderMapping;
-import org.jooq.conf.RenderQuotedNames;
-import org.jooq.conf.Settings;
-import org.jooq.impl.DSL;
+import io.txbox.internal.shaded.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.SQLDialect;
+import io.txbox.internal.shaded.jooq.conf.MappedSchema;
+import io.txbox.internal.shaded.jooq.conf.MappedTable;
+import io.txbox.internal.shaded.jooq.conf.RenderMapping;
+import io.txbox.internal.shaded.jooq.conf.RenderQuotedNames;
+import io.txbox.internal.shaded.jooq.conf.Settings;
+import io.txbox.internal.shaded.jooq.impl.DSL;
 
 /**
  * jOOQ contexts that render the generated tables under the configured schema and prefix.
  * Internal: nothing here is part of the API.
  */
 public final class Jooq {
+    private static final String RELOCATED_PREFIX = "io.txbox.internal.shaded.jooq.";
+
+    static {
+        // The relocated jOOQ reads its switches under the relocated name, so this never touches
+        // an application's own jOOQ; it keeps jOOQ's banner and tips out of the application's log.
+        System.setProperty(RELOCATED_PREFIX + "no-logo", "true");
+        System.setProperty(RELOCATED_PREFIX + "no-tips", "true");
+    }
+
     private Jooq() {}
 
     /** Settings that map the codegen names ({@code txbox.txbox_*}) onto {@code tables}. */

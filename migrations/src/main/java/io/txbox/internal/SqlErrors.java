@@ -5,7 +5,7 @@ import io.txbox.TxboxException;
 import java.sql.SQLException;
 import java.sql.SQLTransientException;
 import java.sql.SQLRecoverableException;
-import org.jooq.exception.DataAccessException;
+import io.txbox.internal.shaded.jooq.exception.DataAccessException;
 
 /** Turns JDBC and jOOQ failures into txbox exceptions, marking the ones worth retrying. */
 public final class SqlErrors {

@@ -11,10 +11,10 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
-import org.jooq.DataType;
-import org.jooq.Field;
-import org.jooq.Table;
-import org.jooq.UniqueKey;
+import io.txbox.internal.shaded.jooq.DataType;
+import io.txbox.internal.shaded.jooq.Field;
+import io.txbox.internal.shaded.jooq.Table;
+import io.txbox.internal.shaded.jooq.UniqueKey;
 
 /**
  * Compares the tables a migration created with the metadata of the generated jOOQ code:

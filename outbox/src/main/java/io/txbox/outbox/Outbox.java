@@ -4,7 +4,6 @@ import io.txbox.ConfigException;
 import io.txbox.TxboxTables;
 import java.sql.Connection;
 import java.util.List;
-import org.jooq.DSLContext;
 
 /**
  * Writes outgoing messages as rows in the caller's own transaction; the relay publishes them
@@ -37,13 +36,6 @@ public interface Outbox {
      * @throws io.txbox.RetryableException on a serialization failure, timeout or lost connection
      */
     boolean send(Connection tx, OutboxMessage message);
-
-    /**
-     * {@link #send(Connection, OutboxMessage)} on the connection of a jOOQ context; run it inside
-     * {@code transaction(..)}, since a context outside one hands out auto-commit connections,
-     * which are refused.
-     */
-    boolean send(DSLContext tx, OutboxMessage message);
 
     /**
      * Sends several messages in one batched round trip; returns which were emitted, in order.

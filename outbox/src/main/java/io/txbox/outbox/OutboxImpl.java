@@ -19,10 +19,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.jooq.DSLContext;
-import org.jooq.conf.ParamType;
-import org.jooq.impl.DSL;
-import org.jooq.impl.SQLDataType;
+import io.txbox.internal.shaded.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.conf.ParamType;
+import io.txbox.internal.shaded.jooq.impl.DSL;
+import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,11 +71,6 @@ final class OutboxImpl implements Outbox {
         } catch (SQLException e) {
             throw SqlErrors.translate("outbox send of " + message.stepKey(), e);
         }
-    }
-
-    @Override
-    public boolean send(DSLContext tx, OutboxMessage message) {
-        return tx.connectionResult(c -> send(c, message));
     }
 
     @Override

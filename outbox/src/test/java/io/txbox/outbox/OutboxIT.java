@@ -15,8 +15,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -126,17 +124,6 @@ class OutboxIT {
         }
         assertThat(count("original_key = 'L1' and available_at > now() + interval '59 minutes'")).isEqualTo(1);
         assertThat(count("original_key = 'L2' and available_at = '2030-01-01T00:00:00Z'")).isEqualTo(1);
-    }
-
-    @Test
-    void send_throughDslContext_writesInTheSameTransaction() throws Exception {
-        try (Connection c = PG.connection()) {
-            c.setAutoCommit(false);
-            var ctx = DSL.using(c, SQLDialect.POSTGRES);
-            assertThat(outbox.send(ctx, message("J1", "s"))).isTrue();
-            c.rollback();
-        }
-        assertThat(count("original_key = 'J1'")).isZero();
     }
 
     @Test

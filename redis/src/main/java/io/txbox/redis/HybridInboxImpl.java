@@ -25,7 +25,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
-import org.jooq.DSLContext;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -271,11 +270,6 @@ final class HybridInboxImpl implements HybridInbox {
 
     @Override
     public Receipt receive(Connection tx, InboundMessage message) {
-        return db.receive(tx, message);
-    }
-
-    @Override
-    public Receipt receive(DSLContext tx, InboundMessage message) {
         return db.receive(tx, message);
     }
 

@@ -90,9 +90,6 @@ public final class SagaMain implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        // before jOOQ's classes load: no logo, no tips on stdout
-        System.setProperty("org.jooq.no-logo", "true");
-        System.setProperty("org.jooq.no-tips", "true");
         int status = new CommandLine(new SagaMain()).execute(args);
         System.exit(status);
     }

@@ -9,6 +9,7 @@ import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.consumer.KeyPolicy;
 import io.txbox.internal.Args;
+import io.txbox.internal.OptionalDependency;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -88,6 +89,8 @@ public interface KafkaInboxConsumer extends InboxConsumer {
      * a transaction on {@code dataSource}, recorded in {@code inbox}.
      */
     static Builder builder(Inbox inbox, DataSource dataSource, Handler handler) {
+        OptionalDependency.require("org.apache.kafka.clients.consumer.KafkaConsumer", "org.apache.kafka:kafka-clients",
+                "KafkaInboxConsumer");
         return new Builder(inbox, dataSource, handler);
     }
 

@@ -9,6 +9,7 @@ import io.txbox.inbox.consumer.ConsumerBuilder;
 import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.internal.Args;
+import io.txbox.internal.OptionalDependency;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -70,6 +71,8 @@ public interface RabbitInboxConsumer extends InboxConsumer {
      * a transaction on {@code dataSource}, recorded in {@code inbox}.
      */
     static Builder builder(Inbox inbox, DataSource dataSource, Handler handler) {
+        OptionalDependency.require("com.rabbitmq.client.ConnectionFactory", "com.rabbitmq:amqp-client",
+                "RabbitInboxConsumer");
         return new Builder(inbox, dataSource, handler);
     }
 

@@ -15,13 +15,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import javax.sql.DataSource;
-import org.jooq.Condition;
-import org.jooq.DSLContext;
-import org.jooq.Field;
-import org.jooq.Record;
-import org.jooq.conf.Settings;
-import org.jooq.exception.DataAccessException;
-import org.jooq.impl.DSL;
+import io.txbox.internal.shaded.jooq.Condition;
+import io.txbox.internal.shaded.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.Field;
+import io.txbox.internal.shaded.jooq.Record;
+import io.txbox.internal.shaded.jooq.conf.Settings;
+import io.txbox.internal.shaded.jooq.exception.DataAccessException;
+import io.txbox.internal.shaded.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -21,10 +21,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.jooq.DSLContext;
-import org.jooq.conf.ParamType;
-import org.jooq.impl.DSL;
-import org.jooq.impl.SQLDataType;
+import io.txbox.internal.shaded.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.conf.ParamType;
+import io.txbox.internal.shaded.jooq.impl.DSL;
+import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 
 /**
  * Every statement the relay runs, rendered once per relay from the generated tables (so the

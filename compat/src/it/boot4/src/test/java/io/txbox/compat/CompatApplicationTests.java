@@ -1,0 +1,68 @@
+package io.txbox.compat;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.txbox.TxboxTables;
+import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.Receipt;
+import io.txbox.outbox.Outbox;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+@SpringBootTest
+class CompatApplicationTests {
+    private static JdbcTemplate cleanup;
+    private static String schema;
+
+    @Autowired DataSource dataSource;
+    @Autowired JdbcTemplate jdbc;
+    @Autowired Outbox outbox;
+    @Autowired Inbox inbox;
+    @Autowired TxboxTables tables;
+
+    @AfterAll
+    static void dropSchema() {
+        if (cleanup != null) {
+            cleanup.execute("drop schema if exists " + schema + " cascade");
+        }
+    }
+
+    private void rememberSchema() {
+        cleanup = jdbc;
+        schema = tables.schema();
+    }
+
+    @Test
+    void outboxAndInbox_commitWithTheServicesTransaction() throws Exception {
+        rememberSchema();
+        byte[] payload = "order 7 paid".getBytes(StandardCharsets.UTF_8);
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            Receipt receipt = inbox.receive(c, InboundMessage.of("order-7", payload));
+            boolean sent = outbox.send(c, OutboxMessage.builder(StepKey.of("order-7", "charge"), "payments")
+                    .payload(payload).build());
+            c.commit();
+            assertThat(receipt.isFirst()).isTrue();
+            assertThat(sent).isTrue();
+        }
+        Integer rows = jdbc.queryForObject("select count(*) from " + tables.schema() + "." + tables.prefix()
+                + "outbox where step_key = 'order-7:charge'", Integer.class);
+        assertThat(rows).isEqualTo(1);
+    }
+
+    @Test
+    void txboxBringsNoJooqOntoTheApplicationsClasspath() {
+        rememberSchema();
+        assertThatThrownBy(() -> Class.forName("org.jooq.DSLContext")).isInstanceOf(ClassNotFoundException.class);
+    }
+}
