@@ -82,6 +82,14 @@ class TxboxJooqIT {
     }
 
     @Test
+    void send_onContextOutsideATransaction_isRefusedAndWritesNothing() throws Exception {
+        var autoCommit = DSL.using(PG.dataSource(), SQLDialect.POSTGRES);
+        assertThatThrownBy(() -> TxboxJooq.send(autoCommit, outbox, message("J-auto")))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("setAutoCommit(false)");
+        assertThat(count("outbox", "original_key = 'J-auto'")).isZero();
+    }
+
+    @Test
     void send_nullArguments_areRefusedByName() {
         var ctx = DSL.using(SQLDialect.POSTGRES);
         assertThatThrownBy(() -> TxboxJooq.send(null, outbox, message("x")))

@@ -157,10 +157,8 @@ class OutboxIT {
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("outbox send of AC1:s").hasMessageContaining("auto-commit mode")
                     .hasMessageContaining("setAutoCommit(false)");
-            assertThatThrownBy(() -> outbox.send(DSL.using(c, SQLDialect.POSTGRES), message("AC2", "s")))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("setAutoCommit(false)");
         }
-        assertThat(count("original_key in ('AC1', 'AC2')")).isZero();
+        assertThat(count("original_key = 'AC1'")).isZero();
     }
 
     @Test
