@@ -465,6 +465,26 @@ class HttpIdempotencyIT {
         assertThat(calls).hasValue(0);
     }
 
+    /**
+     * A body far over the cap is refused after reading cap + 1 bytes; the client, still sending
+     * or done sending, gets the 413 rather than a reset connection.
+     */
+    @Test
+    void forHttpServer_bodyFarOverCap_clientReads413NotAReset() throws Exception {
+        for (int round = 0; round < 3; round++) {
+            for (int size : new int[] {100_000, 3_000_000}) {
+                byte[] body = new byte[size];
+                HttpResponse<byte[]> fixed = client.send(HttpRequest.newBuilder(base.resolve("/capped"))
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
+                HttpResponse<byte[]> chunked = postChunked("/capped", null, size);
+
+                assertThat(fixed.statusCode()).as("%d bytes with Content-Length", size).isEqualTo(413);
+                assertThat(chunked.statusCode()).as("%d bytes chunked", size).isEqualTo(413);
+            }
+        }
+        assertThat(calls).hasValue(0);
+    }
+
     @Test
     void forHttpServer_keyOptional_chunkedBodyAtCap_reachesHandlerWhole() throws Exception {
         HttpResponse<byte[]> unkeyed = postChunked("/capped", null, CAP);
