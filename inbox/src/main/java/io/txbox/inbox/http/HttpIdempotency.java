@@ -73,7 +73,8 @@ import org.slf4j.LoggerFactory;
  * The draft defines {@code Idempotency-Key} as an RFC 8941 structured-header string, so
  * {@code Idempotency-Key: "abc"} is the key {@code abc}; the bare form
  * {@code Idempotency-Key: abc}, which many clients send, is the same key. A value that starts
- * with a double quote is read as an sf-string: it must end with the closing quote, hold only
+ * with a double quote (after any spaces or tabs, which are not part of it) is read as an
+ * sf-string: it must end with the closing quote, hold only
  * printable ASCII (0x20 to 0x7E), and use a backslash only before {@code "} or {@code \};
  * otherwise the answer is 400 naming the problem. Any other value is the key as it stands. The
  * key then follows the inbox's rules (non-empty, at most 255 bytes of UTF-8, no control
