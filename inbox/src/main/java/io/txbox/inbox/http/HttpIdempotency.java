@@ -73,7 +73,8 @@ import org.slf4j.LoggerFactory;
  * The draft defines {@code Idempotency-Key} as an RFC 8941 structured-header string, so
  * {@code Idempotency-Key: "abc"} is the key {@code abc}; the bare form
  * {@code Idempotency-Key: abc}, which many clients send, is the same key. A value that starts
- * with a double quote is read as an sf-string: it must end with the closing quote, hold only
+ * with a double quote (after any spaces or tabs, which are not part of it) is read as an
+ * sf-string: it must end with the closing quote, hold only
  * printable ASCII (0x20 to 0x7E), and use a backslash only before {@code "} or {@code \};
  * otherwise the answer is 400 naming the problem. Any other value is the key as it stands. The
  * key then follows the inbox's rules (non-empty, at most 255 bytes of UTF-8, no control
@@ -148,6 +149,12 @@ public final class HttpIdempotency {
     public static final int NO_ATTEMPT_LIMIT = Integer.MAX_VALUE;
     /** Default {@link Builder#maxAttempts}: {@link #NO_ATTEMPT_LIMIT}, no limit. */
     public static final int DEFAULT_MAX_ATTEMPTS = NO_ATTEMPT_LIMIT;
+
+    /**
+     * How much of a refused (over-cap) request body the {@code HttpServer} adapters read and
+     * drop after answering 413, so that the client can read the answer: 16 MiB.
+     */
+    static final long MAX_SKIPPED_BYTES = 16L << 20;
 
     /** Message header names that carry the request line into the fingerprint. */
     static final String METHOD = ":method";
@@ -551,21 +558,22 @@ public final class HttpIdempotency {
 
     private HttpHandler adapter(Exchanges answer) {
         return exchange -> {
-            try (exchange) {
-                byte[] body;
-                try (InputStream in = exchange.getRequestBody()) {
-                    body = in.readNBytes(maxBodyBytes + 1);
-                }
+            try (exchange; InputStream in = exchange.getRequestBody()) {
+                byte[] body = in.readNBytes(maxBodyBytes + 1);
                 String target = exchange.getRequestURI().getRawPath()
                         + (exchange.getRequestURI().getRawQuery() == null ? "" : "?" + exchange.getRequestURI().getRawQuery());
                 HttpRequestData request = new HttpRequestData(exchange.getRequestMethod(), target,
                         exchange.getRequestHeaders(), body);
-                send(exchange, answer.answer(exchange, request));
+                // A body over the cap was read only in part: the rest is skipped after the answer
+                // is out, because closing a socket with unread data resets it and can destroy
+                // the 413 on its way to the client.
+                send(exchange, answer.answer(exchange, request), body.length > maxBodyBytes ? in : null);
             }
         };
     }
 
-    private static void send(HttpExchange exchange, HttpResponseData response) throws IOException {
+    private static void send(HttpExchange exchange, HttpResponseData response, @Nullable InputStream unread)
+            throws IOException {
         response.headers().forEach((name, values) -> exchange.getResponseHeaders().put(name, values));
         byte[] body = response.body();
         boolean noBody = body.length == 0 || response.status() == 204 || response.status() == 304
@@ -574,7 +582,25 @@ public final class HttpIdempotency {
         if (!noBody) {
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(body);
+                out.flush();
+                if (unread != null) {
+                    skipRest(unread);
+                }
             }
+        }
+    }
+
+    /** Reads and drops what is left of a refused request body, at most {@value #MAX_SKIPPED_BYTES} bytes. */
+    private static void skipRest(InputStream in) {
+        byte[] buffer = new byte[8192];
+        long left = MAX_SKIPPED_BYTES;
+        try {
+            for (int n; left > 0 && (n = in.read(buffer, 0, (int) Math.min(buffer.length, left))) > 0; ) {
+                left -= n;
+            }
+        } catch (IOException e) {
+            // the client gave up; the connection is closed next anyway
+            log.debug("request body not skipped: {}", e.toString());
         }
     }
 
@@ -661,7 +687,9 @@ public final class HttpIdempotency {
          * whose body is larger gets 413 whether or not it carries a key, and the application
          * does not run: a body is never cut short. The {@code HttpServer} adapters read at most
          * {@code maxBodyBytes + 1} bytes of a request body, with or without
-         * {@code Content-Length}, to tell.
+         * {@code Content-Length}, to tell; after the 413 is sent they read and drop up to 16 MiB
+         * more of the refused body, so that a client still sending it gets the answer rather
+         * than a reset connection. A client that sends even more may see the connection reset.
          */
         public Builder maxBodyBytes(int maxBodyBytes) {
             if (maxBodyBytes < 0 || maxBodyBytes == Integer.MAX_VALUE) {

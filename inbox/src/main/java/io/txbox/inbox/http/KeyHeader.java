@@ -12,17 +12,19 @@ final class KeyHeader {
     private KeyHeader() {}
 
     /**
-     * The key in {@code value}: the content of an RFC 8941 sf-string when {@code value} starts
-     * with a double quote, otherwise {@code value} itself (the inbox's key rules apply to
-     * either).
+     * The key in {@code field}: the content of an RFC 8941 sf-string when {@code field} starts
+     * with a double quote (after any surrounding whitespace), otherwise {@code field} itself
+     * (the inbox's key rules apply to either).
      *
      * @throws InvalidInputException naming the problem, for a quoted value that is not a valid
      *     sf-string: no closing quote, a backslash before anything but {@code "} or {@code \},
      *     a character outside printable ASCII, or text after the closing quote
      */
-    static String parse(String headerName, String value) {
+    static String parse(String headerName, String field) {
+        // Whitespace around a field value is not part of it (RFC 9110, section 5.5).
+        String value = withoutOws(field);
         if (value.isEmpty() || value.charAt(0) != '"') {
-            return value;
+            return field;
         }
         StringBuilder key = new StringBuilder(value.length());
         for (int i = 1; i < value.length(); i++) {
@@ -51,6 +53,19 @@ final class KeyHeader {
             }
         }
         throw malformed(headerName, value, "the quoted string has no closing quote");
+    }
+
+    /** {@code s} without leading and trailing spaces and tabs. */
+    private static String withoutOws(String s) {
+        int from = 0;
+        int to = s.length();
+        while (from < to && (s.charAt(from) == ' ' || s.charAt(from) == '\t')) {
+            from++;
+        }
+        while (to > from && (s.charAt(to - 1) == ' ' || s.charAt(to - 1) == '\t')) {
+            to--;
+        }
+        return s.substring(from, to);
     }
 
     private static String describe(char c) {

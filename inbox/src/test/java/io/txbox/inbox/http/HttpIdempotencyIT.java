@@ -359,6 +359,35 @@ class HttpIdempotencyIT {
         assertThat(effectNumbers("attempts-2")).isEqualTo("1");
     }
 
+    /** A configured limit counts only runs that outlived their lease: 5xx answers release the key. */
+    @Test
+    void handle_maxAttemptsConfigured_serverErrorsDoNotCount() throws Exception {
+        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "attempts-5xx").tables(tables)
+                .lease(Duration.ofMillis(300)).maxAttempts(2).build();
+        HttpRequestData request = request("attempts-4");
+        for (int i = 0; i < 5; i++) {
+            assertThat(idempotency.handle(request, r -> HttpResponseData.of(503, "text/plain", "busy")).status())
+                    .isEqualTo(503);
+        }
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        Future<HttpResponseData> stalled = background.submit(() -> idempotency.handle(request, r -> {
+            entered.countDown();
+            resume.await(10, TimeUnit.SECONDS);
+            return HttpResponseData.of(201, "text/plain", "late");
+        }));
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitLeaseExpired("attempts-5xx", "attempts-4");
+
+        HttpResponseData retry = idempotency.handle(request, r -> HttpResponseData.of(201, "text/plain", "ran"));
+        resume.countDown();
+        stalled.get(10, TimeUnit.SECONDS);
+
+        assertThat(retry.status()).isEqualTo(201);
+        assertThat(retry.body()).asString(UTF_8).isEqualTo("ran");
+        assertThat(idempotency.inbox().listDead(PG.dataSource(), 10)).isEmpty();
+    }
+
     /**
      * With a configured limit, a key whose runs outlived their lease that many times is DEAD:
      * the next request and every later one get 500 without running, until an operator resets it.
@@ -433,6 +462,26 @@ class HttpIdempotencyIT {
 
         assertThat(unkeyed.statusCode()).isEqualTo(413);
         assertThat(keyed.statusCode()).isEqualTo(413);
+        assertThat(calls).hasValue(0);
+    }
+
+    /**
+     * A body far over the cap is refused after reading cap + 1 bytes; the client, still sending
+     * or done sending, gets the 413 rather than a reset connection.
+     */
+    @Test
+    void forHttpServer_bodyFarOverCap_clientReads413NotAReset() throws Exception {
+        for (int round = 0; round < 3; round++) {
+            for (int size : new int[] {100_000, 3_000_000}) {
+                byte[] body = new byte[size];
+                HttpResponse<byte[]> fixed = client.send(HttpRequest.newBuilder(base.resolve("/capped"))
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
+                HttpResponse<byte[]> chunked = postChunked("/capped", null, size);
+
+                assertThat(fixed.statusCode()).as("%d bytes with Content-Length", size).isEqualTo(413);
+                assertThat(chunked.statusCode()).as("%d bytes chunked", size).isEqualTo(413);
+            }
+        }
         assertThat(calls).hasValue(0);
     }
 

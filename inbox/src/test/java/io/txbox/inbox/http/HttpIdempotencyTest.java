@@ -60,6 +60,7 @@ class HttpIdempotencyTest {
         assertThat(KeyHeader.parse("Idempotency-Key", "\"abc\"")).isEqualTo("abc");
         assertThat(KeyHeader.parse("Idempotency-Key", "\"a \\\"b\\\\c\"")).isEqualTo("a \"b\\c");
         assertThat(KeyHeader.parse("Idempotency-Key", "\"\"")).isEmpty();
+        assertThat(KeyHeader.parse("Idempotency-Key", " \"abc\"\t")).isEqualTo("abc");
     }
 
     @Test
