@@ -44,9 +44,14 @@ final class OutboxImpl implements Outbox {
     static String renderInsert(TxboxTables tables) {
         TxboxOutbox o = TXBOX_OUTBOX;
         DSLContext r = Jooq.renderer(tables);
-        var availableAt = DSL.field("coalesce({0}, current_timestamp) + ({1} * interval '1 microsecond')",
+        // A delay counts from the send: clock_timestamp() is this statement's time, while
+        // current_timestamp is the transaction's start, which may be long before. Without a
+        // delay the row is due at the transaction's start, as before, so a relay whose claim
+        // began just before this commit still sees it due.
+        var availableAt = DSL.field("coalesce({0}, case when {1} = 0 then current_timestamp else clock_timestamp() end)"
+                        + " + ({2} * interval '1 microsecond')",
                 SQLDataType.TIMESTAMPWITHTIMEZONE,
-                DSL.val(null, SQLDataType.TIMESTAMPWITHTIMEZONE), DSL.val(0L));
+                DSL.val(null, SQLDataType.TIMESTAMPWITHTIMEZONE), DSL.val(0L), DSL.val(0L));
         return r.insertInto(o, o.STEP_KEY, o.ORIGINAL_KEY, o.DESTINATION, o.ROUTING_KEY, o.LANE, o.PAYLOAD,
                         o.HEADER_NAMES, o.HEADER_VALUES, o.CONTENT_TYPE, o.TRACEPARENT, o.TRACESTATE, o.AVAILABLE_AT)
                 .values(DSL.val((String) null), DSL.val((String) null), DSL.val((String) null), DSL.val((String) null),
@@ -154,7 +159,9 @@ final class OutboxImpl implements Outbox {
         } else {
             ps.setObject(12, OffsetDateTime.ofInstant(m.availableAt(), ZoneOffset.UTC));
         }
-        ps.setLong(13, m.delay().toNanos() / 1000);
+        long delayMicros = m.delay().toNanos() / 1000;
+        ps.setLong(13, delayMicros);
+        ps.setLong(14, delayMicros);
     }
 
     private static Array textArray(Connection tx, String[] values) throws SQLException {

@@ -107,7 +107,7 @@ public final class OutboxMessage {
         return availableAt;
     }
 
-    /** Delay after the send, measured by the database clock; zero by default. */
+    /** Delay after the send statement, measured by the database clock; zero by default. */
     public Duration delay() {
         return delay;
     }
@@ -209,7 +209,12 @@ public final class OutboxMessage {
             return this;
         }
 
-        /** Publish no earlier than {@code delay} after the send, by the database clock. */
+        /**
+         * Publish no earlier than {@code delay} after the send, by the database clock: counted
+         * from the send statement ({@code clock_timestamp()}), not from the start of the
+         * sending transaction. With {@link #availableAt(Instant)} as well, the message is due at
+         * {@code availableAt + delay}.
+         */
         public Builder delay(Duration delay) {
             if (delay == null || delay.isNegative()) {
                 throw new InvalidInputException("delay must be zero or positive, but was " + delay);

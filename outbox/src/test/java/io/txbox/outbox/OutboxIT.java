@@ -129,6 +129,31 @@ class OutboxIT {
     }
 
     @Test
+    void send_withDelayLateInALongTransaction_countsTheDelayFromTheSendNotTheTransactionStart() throws Exception {
+        OutboxMessage m = OutboxMessage.builder(StepKey.of("L3", "s"), "payments").delay(Duration.ofSeconds(2)).build();
+        try (Connection c = transaction(); Statement st = c.createStatement()) {
+            st.execute("select pg_sleep(2)"); // the transaction has been open 2 s when it sends
+            Instant beforeSend = dbInstant(st, "select clock_timestamp()");
+            outbox.send(c, m);
+            Instant afterSend = dbInstant(st, "select clock_timestamp()");
+            Instant availableAt = dbInstant(st, "select available_at from " + tables.qualified(tables.outboxTable())
+                    + " where original_key = 'L3'");
+            Instant txStart = dbInstant(st, "select current_timestamp");
+            c.commit();
+
+            assertThat(availableAt).isAfterOrEqualTo(beforeSend.plusSeconds(2)).isBeforeOrEqualTo(afterSend.plusSeconds(2));
+            assertThat(Duration.between(txStart, availableAt)).isGreaterThanOrEqualTo(Duration.ofSeconds(4));
+        }
+    }
+
+    private static Instant dbInstant(Statement st, String sql) throws Exception {
+        try (ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getObject(1, java.time.OffsetDateTime.class).toInstant();
+        }
+    }
+
+    @Test
     void send_throughDslContext_writesInTheSameTransaction() throws Exception {
         try (Connection c = PG.connection()) {
             c.setAutoCommit(false);
