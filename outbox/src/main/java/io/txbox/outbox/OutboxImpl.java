@@ -30,14 +30,14 @@ final class OutboxImpl implements Outbox {
     private static final Logger log = LoggerFactory.getLogger(Outbox.class);
 
     private final TxboxTables tables;
-    private final int maxPayloadBytes;
+    private final int maxRecordBytes;
     // rendered once from the generated table; each send only binds and executes
     private final String insertSql;
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
     OutboxImpl(Outbox.Builder b) {
         this.tables = b.tables;
-        this.maxPayloadBytes = b.maxPayloadBytes;
+        this.maxRecordBytes = b.maxRecordBytes;
         this.insertSql = renderInsert(tables);
     }
 
@@ -129,9 +129,11 @@ final class OutboxImpl implements Outbox {
     }
 
     private void checkSize(OutboxMessage m) {
-        if (m.payload().length > maxPayloadBytes) {
-            throw new InvalidInputException("payload of " + m.stepKey() + " is " + m.payload().length
-                    + " bytes, over the outbox cap of " + maxPayloadBytes + " bytes");
+        if (m.recordBytes() > maxRecordBytes) {
+            throw new InvalidInputException("message " + m.stepKey() + " is " + m.recordBytes()
+                    + " bytes as Kafka counts its record (payload of " + m.payload().length
+                    + " bytes, plus routing key, headers and record overhead), over the outbox cap of "
+                    + maxRecordBytes + " bytes (maxRecordBytes)");
         }
     }
 

@@ -45,6 +45,7 @@ public final class OutboxMessage {
     private final @Nullable String tracestate;
     private final @Nullable Instant availableAt;
     private final Duration delay;
+    private final int recordBytes;
 
     private OutboxMessage(Builder b) {
         this.stepKey = b.stepKey;
@@ -57,6 +58,7 @@ public final class OutboxMessage {
         this.tracestate = b.tracestate;
         this.availableAt = b.availableAt;
         this.delay = b.delay;
+        this.recordBytes = KafkaRecordSize.of(this);
     }
 
     /**
@@ -110,6 +112,19 @@ public final class OutboxMessage {
     /** Delay after the send statement, measured by the database clock; zero by default. */
     public Duration delay() {
         return delay;
+    }
+
+    /**
+     * The size Kafka gives this message's record when it checks {@code max.request.size}: the
+     * producer's upper-bound estimate of the record batch that carries it, counting the routing
+     * key (the record key), the payload, every header the relay publishes ({@value
+     * #IDEMPOTENCY_KEY_HEADER}, {@value #ORIGINAL_KEY_HEADER}, the content type and trace
+     * context when set, and the user headers), their length prefixes and Kafka's fixed record
+     * and batch overhead. {@link Outbox#send} refuses a message whose size is over the outbox's
+     * {@code maxRecordBytes}.
+     */
+    public int recordBytes() {
+        return recordBytes;
     }
 
     @Override

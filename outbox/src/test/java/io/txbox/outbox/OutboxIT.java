@@ -14,6 +14,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.function.IntFunction;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
@@ -32,7 +33,7 @@ class OutboxIT {
     static void migrate() {
         tables = new TxboxTables(PG.schema(), "txbox_");
         TxboxMigrations.migrate(PG.dataSource(), tables);
-        outbox = Outbox.builder().tables(tables).maxPayloadBytes(1000).build();
+        outbox = Outbox.builder().tables(tables).maxRecordBytes(1000).build();
     }
 
     private static OutboxMessage message(String original, String step) {
@@ -87,9 +88,30 @@ class OutboxIT {
         OutboxMessage big = OutboxMessage.builder(StepKey.of("BIG", "s"), "payments").payload(new byte[1001]).build();
         try (Connection c = transaction()) {
             assertThatThrownBy(() -> outbox.send(c, big)).isInstanceOf(InvalidInputException.class)
-                    .hasMessageContaining("1001 bytes").hasMessageContaining("cap of 1000");
+                    .hasMessageContaining("payload of 1001 bytes").hasMessageContaining("cap of 1000");
         }
         assertThat(count("original_key = 'BIG'")).isZero();
+    }
+
+    @Test
+    void send_recordExactlyAtTheCap_isAcceptedAndOneByteMoreIsRefused() throws Exception {
+        IntFunction<OutboxMessage> withPayload = n -> OutboxMessage.builder(StepKey.of("CAP", "s"), "payments")
+                .routingKey("k").contentType("application/json").header("x-tenant", "t1").payload(new byte[n]).build();
+        int n = 0;
+        while (withPayload.apply(n + 1).recordBytes() <= 1000) {
+            n++;
+        }
+        OutboxMessage atCap = withPayload.apply(n);
+        OutboxMessage overCap = OutboxMessage.builder(StepKey.of("CAP", "t"), "payments").routingKey("k")
+                .contentType("application/json").header("x-tenant", "t1").payload(new byte[n + 1]).build();
+        assertThat(atCap.recordBytes()).isEqualTo(1000);
+        try (Connection c = transaction()) {
+            assertThat(outbox.send(c, atCap)).isTrue();
+            assertThatThrownBy(() -> outbox.send(c, overCap)).isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining("is 1001 bytes as Kafka counts its record");
+            c.commit();
+        }
+        assertThat(count("original_key like 'CAP%'")).isEqualTo(1);
     }
 
     @Test
