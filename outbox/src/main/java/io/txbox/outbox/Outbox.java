@@ -36,8 +36,12 @@ public interface Outbox {
 
     /**
      * Inserts {@code message} on {@code tx} without committing. A second send of the same step
-     * key is a no-op ({@code ON CONFLICT (step_key) DO NOTHING}), not an error. One statement,
-     * one round trip.
+     * key while the first row is still in the outbox (not yet published, or dead-lettered) is a
+     * no-op ({@code ON CONFLICT (step_key) DO NOTHING}) and returns false, not an error. Once
+     * the relay has published the first row it deletes it, and a later send of the same step
+     * key writes a new row and is published again: the outbox does not remember published
+     * steps. The receiving inbox, keyed by the step key, absorbs that second delivery as a
+     * duplicate within its retention window. One statement, one round trip.
      *
      * @return true if this call wrote the row, false if the step key was already there
      * @throws io.txbox.InvalidInputException if the message is over the cap

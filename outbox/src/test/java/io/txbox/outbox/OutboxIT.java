@@ -84,6 +84,23 @@ class OutboxIT {
     }
 
     @Test
+    void send_sameStepKeyAfterTheRelayDeletedTheFirstRow_writesItAgain() throws Exception {
+        try (Connection c = transaction()) {
+            assertThat(outbox.send(c, message("P1", "process-payment"))).isTrue();
+            c.commit();
+        }
+        try (Connection c = PG.connection(); Statement st = c.createStatement()) {
+            // what the relay does once the broker confirmed the row
+            st.execute("delete from " + tables.qualified(tables.outboxTable()) + " where step_key = 'P1:process-payment'");
+        }
+        try (Connection c = transaction()) {
+            assertThat(outbox.send(c, message("P1", "process-payment"))).isTrue();
+            c.commit();
+        }
+        assertThat(count("step_key = 'P1:process-payment'")).isEqualTo(1);
+    }
+
+    @Test
     void send_payloadOverCap_isRejectedAndNothingWritten() throws Exception {
         OutboxMessage big = OutboxMessage.builder(StepKey.of("BIG", "s"), "payments").payload(new byte[1001]).build();
         try (Connection c = transaction()) {
