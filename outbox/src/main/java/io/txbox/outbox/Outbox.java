@@ -1,6 +1,7 @@
 package io.txbox.outbox;
 
 import io.txbox.ConfigException;
+import io.txbox.internal.Args;
 import io.txbox.TxboxTables;
 import java.sql.Connection;
 import java.util.List;
@@ -75,6 +76,7 @@ public interface Outbox {
      * An in-process relay uses it to look for new rows at once instead of waiting for its poll.
      *
      * @return closing it removes the listener
+     * @throws io.txbox.InvalidInputException if {@code listener} is null
      */
     AutoCloseable onSend(Runnable listener);
 
@@ -87,10 +89,7 @@ public interface Outbox {
 
         /** Where the tables live; default {@link TxboxTables#defaults()}. */
         public Builder tables(TxboxTables tables) {
-            if (tables == null) {
-                throw new ConfigException("tables must not be null");
-            }
-            this.tables = tables;
+            this.tables = Args.configured(tables, "tables");
             return this;
         }
 

@@ -4,6 +4,7 @@ import static io.txbox.internal.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
 
 import io.txbox.InvalidInputException;
 import io.txbox.TxboxTables;
+import io.txbox.internal.Args;
 import io.txbox.internal.Jooq;
 import io.txbox.internal.SqlErrors;
 import io.txbox.internal.Transactions;
@@ -63,6 +64,8 @@ final class OutboxImpl implements Outbox {
 
     @Override
     public boolean send(Connection tx, OutboxMessage message) {
+        Args.notNull(tx, "tx");
+        Args.notNull(message, "message");
         checkSize(message);
         Transactions.requireTransaction(tx, "outbox send of " + message.stepKey());
         try (PreparedStatement ps = tx.prepareStatement(insertSql)) {
@@ -80,12 +83,18 @@ final class OutboxImpl implements Outbox {
 
     @Override
     public boolean send(DSLContext tx, OutboxMessage message) {
+        Args.notNull(tx, "tx");
+        Args.notNull(message, "message");
         return tx.connectionResult(c -> send(c, message));
     }
 
     @Override
     public List<Boolean> sendAll(Connection tx, List<OutboxMessage> messages) {
-        messages.forEach(this::checkSize);
+        Args.notNull(tx, "tx");
+        Args.notNull(messages, "messages");
+        for (int i = 0; i < messages.size(); i++) {
+            checkSize(Args.notNull(messages.get(i), "messages[" + i + "]"));
+        }
         Transactions.requireTransaction(tx, "outbox sendAll");
         if (messages.isEmpty()) {
             return List.of();
@@ -114,7 +123,7 @@ final class OutboxImpl implements Outbox {
 
     @Override
     public AutoCloseable onSend(Runnable listener) {
-        listeners.add(listener);
+        listeners.add(Args.notNull(listener, "listener"));
         return () -> listeners.remove(listener);
     }
 

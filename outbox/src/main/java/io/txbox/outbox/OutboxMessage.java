@@ -2,6 +2,7 @@ package io.txbox.outbox;
 
 import io.txbox.InvalidInputException;
 import io.txbox.Texts;
+import io.txbox.internal.Args;
 import io.txbox.internal.KeyRules;
 import java.time.Duration;
 import java.time.Instant;
@@ -9,7 +10,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
@@ -148,7 +148,7 @@ public final class OutboxMessage {
         private Duration delay = Duration.ZERO;
 
         private Builder(StepKey stepKey, String destination) {
-            this.stepKey = Objects.requireNonNull(stepKey, "stepKey");
+            this.stepKey = Args.notNull(stepKey, "stepKey");
             this.destination = name("destination", destination);
         }
 
@@ -166,11 +166,12 @@ public final class OutboxMessage {
             return this;
         }
 
-        public Builder payload(String utf8) {
-            if (utf8 == null) {
+        /** The payload as UTF-8 bytes. */
+        public Builder payload(String payload) {
+            if (payload == null) {
                 throw new InvalidInputException("payload is missing (null) for " + stepKey);
             }
-            return payload(utf8.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return payload(payload.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         }
 
         public Builder contentType(@Nullable String contentType) {
@@ -194,7 +195,7 @@ public final class OutboxMessage {
         }
 
         public Builder headers(Map<String, String> headers) {
-            headers.forEach(this::header);
+            Args.notNull(headers, "headers").forEach(this::header);
             return this;
         }
 
