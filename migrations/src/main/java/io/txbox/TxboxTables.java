@@ -72,6 +72,7 @@ public record TxboxTables(String schema, String prefix) {
 
     /** {@code "schema"."table"}, quoted; safe because both parts were validated. */
     public String qualified(String table) {
+        io.txbox.internal.Args.notNull(table, "table");
         return '"' + schema + "\".\"" + table + '"';
     }
 }

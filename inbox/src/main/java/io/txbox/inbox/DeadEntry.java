@@ -12,4 +12,9 @@ import org.jspecify.annotations.Nullable;
  * @param reason the last error recorded
  * @param receivedAt when the key was first received (database time)
  */
-public record DeadEntry(String key, @Nullable String tenant, int attempts, @Nullable String reason, Instant receivedAt) {}
+public record DeadEntry(String key, @Nullable String tenant, int attempts, @Nullable String reason, Instant receivedAt) {
+    public DeadEntry {
+        io.txbox.internal.Args.notNull(key, "key");
+        io.txbox.internal.Args.notNull(receivedAt, "receivedAt");
+    }
+}

@@ -2,7 +2,6 @@ package io.txbox.inbox;
 
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.Objects;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -29,7 +28,7 @@ public interface Fingerprint {
      * bytes can differ for the same meaning (re-serialized JSON, added headers).
      */
     static Fingerprint sha256Of(Function<InboundMessage, byte[]> canonicalForm) {
-        Objects.requireNonNull(canonicalForm, "canonicalForm");
+        io.txbox.internal.Args.notNull(canonicalForm, "canonicalForm");
         return message -> sha256(canonicalForm.apply(message));
     }
 
@@ -40,6 +39,7 @@ public interface Fingerprint {
 
     /** SHA-256 of {@code bytes}. */
     static byte[] sha256(byte[] bytes) {
+        io.txbox.internal.Args.notNull(bytes, "bytes");
         try {
             return MessageDigest.getInstance("SHA-256").digest(bytes);
         } catch (NoSuchAlgorithmException e) {

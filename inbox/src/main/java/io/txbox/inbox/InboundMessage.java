@@ -1,6 +1,7 @@
 package io.txbox.inbox;
 
 import io.txbox.Texts;
+import io.txbox.internal.Args;
 import io.txbox.internal.KeyRules;
 import java.util.Arrays;
 import java.util.Collections;
@@ -48,6 +49,7 @@ public record InboundMessage(
      * @throws io.txbox.InvalidInputException naming what is wrong
      */
     public static String keyFromUtf8(byte[] raw) {
+        Args.notNull(raw, "raw");
         return KeyRules.decode("message key", raw);
     }
 
@@ -58,6 +60,7 @@ public record InboundMessage(
 
     /** The header's value, or {@code null}. Names are matched exactly. */
     public @Nullable String header(String name) {
+        Args.notNull(name, "name");
         return headers.get(name);
     }
 
@@ -107,13 +110,13 @@ public record InboundMessage(
 
         /** Adds one header, replacing an earlier value of the same name. */
         public Builder header(String name, String value) {
-            headers.put(Objects.requireNonNull(name, "header name"), Objects.requireNonNull(value, "header value"));
+            headers.put(Args.notNull(name, "name"), Args.notNull(value, "value"));
             return this;
         }
 
         /** Adds all of {@code headers}. */
         public Builder headers(Map<String, String> headers) {
-            headers.forEach(this::header);
+            Args.notNull(headers, "headers").forEach(this::header);
             return this;
         }
 

@@ -6,12 +6,12 @@ import io.txbox.RetryableException;
 import io.txbox.Texts;
 import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
+import io.txbox.internal.Args;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -41,7 +41,9 @@ import org.jspecify.annotations.Nullable;
  * closes it, and refuses a connection in auto-commit mode with {@link IllegalStateException}
  * before writing anything; every call that takes a {@link DataSource} borrows a connection for one short
  * transaction of its own. Database errors come back as {@link TxboxException}, or
- * {@link RetryableException} when retrying the transaction may succeed.
+ * {@link RetryableException} when retrying the transaction may succeed. A null argument
+ * (where none is marked {@code @Nullable}) is refused with {@link InvalidInputException}
+ * naming the parameter, before any database work.
  */
 public interface Inbox {
     /** Default {@link Builder#maxAttempts}: {@value}. */
@@ -277,7 +279,7 @@ public interface Inbox {
 
         /** Where the tables live; default {@link TxboxTables#defaults()}. */
         public Builder tables(TxboxTables tables) {
-            this.tables = require("tables", tables);
+            this.tables = Args.configured(tables, "tables");
             return this;
         }
 
@@ -311,7 +313,7 @@ public interface Inbox {
 
         /** How payloads are fingerprinted; default {@link Fingerprint#sha256()} of the bytes. */
         public Builder fingerprint(Fingerprint fingerprint) {
-            this.fingerprint = require("fingerprint", fingerprint);
+            this.fingerprint = Args.configured(fingerprint, "fingerprint");
             return this;
         }
 
@@ -320,7 +322,7 @@ public interface Inbox {
          * and 1 day.
          */
         public Builder lease(Duration lease) {
-            require("lease", lease);
+            Args.configured(lease, "lease");
             if (lease.compareTo(Duration.ofMillis(1)) < 0 || lease.compareTo(Duration.ofDays(1)) > 0) {
                 throw new ConfigException("lease must be between 1 ms and 1 day, but was " + lease);
             }
@@ -333,7 +335,7 @@ public interface Inbox {
          * duplicate; default 7 days. At least 1 second.
          */
         public Builder retention(Duration retention) {
-            require("retention", retention);
+            Args.configured(retention, "retention");
             if (retention.compareTo(Duration.ofSeconds(1)) < 0) {
                 throw new ConfigException("retention must be at least 1 second, but was " + retention);
             }
@@ -343,7 +345,7 @@ public interface Inbox {
 
         /** The clock the retention cutoff is computed from; default the system UTC clock. */
         public Builder clock(Clock clock) {
-            this.clock = require("clock", clock);
+            this.clock = Args.configured(clock, "clock");
             return this;
         }
 
@@ -361,7 +363,7 @@ public interface Inbox {
 
         /** Hears every outcome (metrics); default {@link InboxListener#NONE}. */
         public Builder listener(InboxListener listener) {
-            this.listener = require("listener", listener);
+            this.listener = Args.configured(listener, "listener");
             return this;
         }
 
@@ -370,11 +372,5 @@ public interface Inbox {
             return new InboxImpl(this);
         }
 
-        private static <T> T require(String property, @Nullable T value) {
-            if (value == null) {
-                throw new ConfigException(property + " must not be null");
-            }
-            return Objects.requireNonNull(value);
-        }
     }
 }

@@ -5,6 +5,7 @@ import io.txbox.RetryableException;
 import io.txbox.Texts;
 import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
+import io.txbox.internal.Args;
 import io.txbox.internal.KeyRules;
 import io.txbox.internal.SqlErrors;
 import io.txbox.internal.Transactions;
@@ -109,7 +110,7 @@ final class InboxImpl implements Inbox {
     }
 
     private Scope check(InboundMessage m) {
-        Objects.requireNonNull(m, "message");
+        Args.notNull(m, "message");
         Scope s = scope(m.key(), m.tenant());
         if (m.payload().length > maxPayloadBytes) {
             throw new InvalidInputException("payload of key " + Texts.quote(m.key()) + " is " + m.payload().length
@@ -133,6 +134,7 @@ final class InboxImpl implements Inbox {
 
     @Override
     public Receipt receive(Connection tx, InboundMessage message) {
+        Args.notNull(tx, "tx");
         Scope s = check(message);
         byte[] fp = fingerprintOf(message);
         // Auto-commit would commit the entry before the business writes: the very gap the inbox closes.
@@ -187,8 +189,9 @@ final class InboxImpl implements Inbox {
 
     @Override
     public void storeResult(Connection tx, InboundMessage message, byte[] result) {
+        Args.notNull(tx, "tx");
+        Args.notNull(result, "result");
         Scope s = check(message);
-        Objects.requireNonNull(result, "result");
         checkResult(s, result);
         Transactions.requireTransaction(tx, what("store result", s));
         try {
@@ -214,8 +217,8 @@ final class InboxImpl implements Inbox {
 
     @Override
     public Outcome process(DataSource ds, InboundMessage message, Handler handler) {
-        Objects.requireNonNull(ds, "ds");
-        Objects.requireNonNull(handler, "handler");
+        Args.notNull(ds, "ds");
+        Args.notNull(handler, "handler");
         Scope s = check(message);
         byte[] fp = fingerprintOf(message);
         Throwable handlerError = null;
@@ -313,7 +316,8 @@ final class InboxImpl implements Inbox {
 
     @Override
     public Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error) {
-        Objects.requireNonNull(error, "error");
+        Args.notNull(ds, "ds");
+        Args.notNull(error, "error");
         Scope s = check(message);
         byte[] fp = fingerprintOf(message);
         String reason = describe(error);
@@ -364,6 +368,7 @@ final class InboxImpl implements Inbox {
 
     @Override
     public Claim claim(DataSource ds, InboundMessage message) {
+        Args.notNull(ds, "ds");
         Scope s = check(message);
         byte[] fp = fingerprintOf(message);
         Claim claim;
@@ -429,7 +434,7 @@ final class InboxImpl implements Inbox {
     }
 
     private Scope checkClaim(Claim claim) {
-        Objects.requireNonNull(claim, "claim");
+        Args.notNull(claim, "claim");
         if (!claim.consumer().equals(consumer)) {
             throw new IllegalArgumentException("claim belongs to consumer " + Texts.quote(claim.consumer())
                     + ", not " + Texts.quote(consumer));
@@ -443,6 +448,7 @@ final class InboxImpl implements Inbox {
 
     @Override
     public void complete(DataSource ds, Claim claim, byte @Nullable [] result) {
+        Args.notNull(ds, "ds");
         Scope s = checkClaim(claim);
         checkResult(s, result);
         inOwnTransaction(ds, what("complete", s), c -> completeIn(c, s, claim, result, null, null));
@@ -450,6 +456,7 @@ final class InboxImpl implements Inbox {
 
     @Override
     public void complete(Connection tx, Claim claim, byte @Nullable [] result) {
+        Args.notNull(tx, "tx");
         Scope s = checkClaim(claim);
         checkResult(s, result);
         Transactions.requireTransaction(tx, what("complete", s));
@@ -463,8 +470,10 @@ final class InboxImpl implements Inbox {
     @Override
     public void complete(DataSource ds, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders,
             byte[] body) {
+        Args.notNull(ds, "ds");
+        Args.notNull(resultHeaders, "resultHeaders");
+        Args.notNull(body, "body");
         Scope s = checkClaim(claim);
-        Objects.requireNonNull(body, "body");
         checkResult(s, body);
         inOwnTransaction(ds, what("complete", s), c -> completeIn(c, s, claim, body, resultStatus, resultHeaders));
     }
@@ -472,8 +481,10 @@ final class InboxImpl implements Inbox {
     @Override
     public void complete(Connection tx, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders,
             byte[] body) {
+        Args.notNull(tx, "tx");
+        Args.notNull(resultHeaders, "resultHeaders");
+        Args.notNull(body, "body");
         Scope s = checkClaim(claim);
-        Objects.requireNonNull(body, "body");
         checkResult(s, body);
         Transactions.requireTransaction(tx, what("complete", s));
         try {
@@ -517,8 +528,9 @@ final class InboxImpl implements Inbox {
 
     @Override
     public Outcome fail(DataSource ds, Claim claim, Throwable error) {
+        Args.notNull(ds, "ds");
+        Args.notNull(error, "error");
         Scope s = checkClaim(claim);
-        Objects.requireNonNull(error, "error");
         String reason = describe(error);
         Outcome outcome = inOwnTransaction(ds, what("fail", s), c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.fail.sql())) {
@@ -540,6 +552,7 @@ final class InboxImpl implements Inbox {
 
     @Override
     public void release(DataSource ds, Claim claim) {
+        Args.notNull(ds, "ds");
         Scope s = checkClaim(claim);
         inOwnTransaction(ds, what("release", s), c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.release.sql())) {
@@ -574,11 +587,15 @@ final class InboxImpl implements Inbox {
 
     @Override
     public boolean resetDead(DataSource ds, String key) {
+        Args.notNull(ds, "ds");
+        Args.notNull(key, "key");
         return resetDead(ds, key, null);
     }
 
     @Override
     public boolean resetDead(DataSource ds, String key, @Nullable String tenant) {
+        Args.notNull(ds, "ds");
+        Args.notNull(key, "key");
         Scope s = scope(key, tenant);
         boolean reset = inOwnTransaction(ds, what("reset dead", s), c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.resetDead.sql())) {
@@ -595,6 +612,7 @@ final class InboxImpl implements Inbox {
 
     @Override
     public List<DeadEntry> listDead(DataSource ds, int limit) {
+        Args.notNull(ds, "ds");
         if (limit < 1 || limit > 10_000) {
             throw new IllegalArgumentException("limit must be between 1 and 10000, but was " + limit);
         }
@@ -626,6 +644,7 @@ final class InboxImpl implements Inbox {
 
     @Override
     public int purgeCompleted(DataSource ds) {
+        Args.notNull(ds, "ds");
         OffsetDateTime cutoff = OffsetDateTime.ofInstant(clock.instant().minus(retention), ZoneOffset.UTC);
         int total = 0;
         int batch;
@@ -647,8 +666,9 @@ final class InboxImpl implements Inbox {
 
     @Override
     public RetentionTask retentionTask(DataSource ds, Duration every) {
-        Objects.requireNonNull(ds, "ds");
-        if (every == null || every.isNegative() || every.isZero()) {
+        Args.notNull(ds, "ds");
+        Args.notNull(every, "every");
+        if (every.isNegative() || every.isZero()) {
             throw new IllegalArgumentException("every must be positive, but was " + every);
         }
         return new Retention(ds, every);

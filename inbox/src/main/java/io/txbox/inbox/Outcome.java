@@ -37,7 +37,7 @@ public record Outcome(
     }
 
     public Outcome {
-        Objects.requireNonNull(status, "status");
+        io.txbox.internal.Args.notNull(status, "status");
     }
 
     /**

@@ -32,7 +32,7 @@ public record Receipt(
     }
 
     public Receipt {
-        Objects.requireNonNull(status, "status");
+        io.txbox.internal.Args.notNull(status, "status");
     }
 
     /** {@code true} when the business logic should run. */

@@ -2,6 +2,7 @@ package io.txbox.migrations;
 
 import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
+import io.txbox.internal.Args;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -29,11 +30,13 @@ public final class TxboxMigrations {
 
     /** Flyway placeholders for {@code tables}; the names were validated when {@code tables} was made. */
     public static Map<String, String> placeholders(TxboxTables tables) {
+        Args.notNull(tables, "tables");
         return Map.of(SCHEMA_PLACEHOLDER, tables.schema(), PREFIX_PLACEHOLDER, tables.prefix());
     }
 
     /** Migrates the default tables ({@code public.txbox_*}). */
     public static MigrationResult migrate(DataSource dataSource) {
+        Args.notNull(dataSource, "dataSource");
         return migrate(dataSource, TxboxTables.defaults());
     }
 
@@ -42,9 +45,12 @@ public final class TxboxMigrations {
      * is missing. Safe to run concurrently from several processes: Flyway locks its history
      * table.
      *
+     * @throws io.txbox.InvalidInputException if an argument is null
      * @throws TxboxException if a script fails; Flyway rolls the failing script back
      */
     public static MigrationResult migrate(DataSource dataSource, TxboxTables tables) {
+        Args.notNull(dataSource, "dataSource");
+        Args.notNull(tables, "tables");
         try {
             MigrateResult result = flyway(dataSource, tables).migrate();
             return new MigrationResult(tables.schema(), result.migrationsExecuted,
@@ -56,6 +62,8 @@ public final class TxboxMigrations {
 
     /** The Flyway configuration {@link #migrate} uses, for {@code info()} or {@code validate()}. */
     public static Flyway flyway(DataSource dataSource, TxboxTables tables) {
+        Args.notNull(dataSource, "dataSource");
+        Args.notNull(tables, "tables");
         return Flyway.configure()
                 .dataSource(dataSource)
                 .locations(LOCATION)

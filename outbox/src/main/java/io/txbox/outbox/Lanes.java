@@ -15,6 +15,7 @@ public final class Lanes {
 
     /** The lane of a routing key; rows without one are spread by step key. */
     public static short of(@Nullable String routingKey, String stepKey) {
+        io.txbox.internal.Args.notNull(stepKey, "stepKey");
         String basis = routingKey != null ? routingKey : stepKey;
         // String.hashCode is specified, so every JVM agrees on the lane
         return (short) Math.floorMod(basis.hashCode() * 0x9E3779B1, COUNT);

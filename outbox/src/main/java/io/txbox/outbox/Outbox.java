@@ -1,6 +1,7 @@
 package io.txbox.outbox;
 
 import io.txbox.ConfigException;
+import io.txbox.internal.Args;
 import io.txbox.TxboxTables;
 import java.sql.Connection;
 import java.util.List;
@@ -17,8 +18,17 @@ import java.util.List;
  * }</pre>
  */
 public interface Outbox {
-    /** Default payload cap: 1 MiB, Kafka's default {@code max.request.size}. */
-    int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+    /**
+     * Default cap on a message's size as Kafka counts its record ({@link OutboxMessage#recordBytes()}):
+     * {@value} bytes, 1 KiB under 1 MiB. The producer refuses a record whose count is over its
+     * {@code max.request.size} (default 1 MiB); the broker then refuses a record batch larger
+     * than its {@code message.max.bytes} (default 1 MiB + 12 bytes) after compression, and
+     * compression adds framing to a payload it cannot shrink (under 100 bytes per MiB for the
+     * relay's default lz4, and for gzip and zstd). The 1 KiB margin covers both, so a message
+     * {@link #send} accepts is published by a relay and broker that keep these defaults. snappy
+     * can grow an incompressible payload by up to a sixth: with it, lower the cap.
+     */
+    int DEFAULT_MAX_RECORD_BYTES = 1024 * 1024 - 1024;
 
     static Builder builder() {
         return new Builder();
@@ -26,11 +36,16 @@ public interface Outbox {
 
     /**
      * Inserts {@code message} on {@code tx} without committing. A second send of the same step
-     * key is a no-op ({@code ON CONFLICT (step_key) DO NOTHING}), not an error. One statement,
-     * one round trip.
+     * key while the first row is still in the outbox (not yet published, or dead-lettered) is a
+     * no-op ({@code ON CONFLICT (step_key) DO NOTHING}) and returns false, not an error. Once
+     * the relay has published the first row it deletes it, and a later send of the same step
+     * key writes a new row and is published again: the outbox does not remember published
+     * steps. The receiving inbox, keyed by the step key, absorbs that second delivery as a
+     * duplicate within its retention window. One statement, one round trip.
      *
      * @return true if this call wrote the row, false if the step key was already there
-     * @throws io.txbox.InvalidInputException if the payload is over the cap; nothing is written
+     * @throws io.txbox.InvalidInputException if the message is over the cap
+     *     ({@link OutboxMessage#recordBytes()} above {@code maxRecordBytes}); nothing is written
      * @throws IllegalStateException if {@code tx} is in auto-commit mode (the row would commit on
      *     its own, whatever happens to the business writes); nothing is written
      * @throws io.txbox.RetryableException on a serialization failure, timeout or lost connection
@@ -40,7 +55,7 @@ public interface Outbox {
     /**
      * Sends several messages in one batched round trip; returns which were emitted, in order.
      *
-     * @throws io.txbox.InvalidInputException if any payload is over the cap; nothing is written
+     * @throws io.txbox.InvalidInputException if any message is over the cap; nothing is written
      * @throws IllegalStateException if {@code tx} is in auto-commit mode; nothing is written
      */
     List<Boolean> sendAll(Connection tx, List<OutboxMessage> messages);
@@ -53,31 +68,37 @@ public interface Outbox {
      * An in-process relay uses it to look for new rows at once instead of waiting for its poll.
      *
      * @return closing it removes the listener
+     * @throws io.txbox.InvalidInputException if {@code listener} is null
      */
     AutoCloseable onSend(Runnable listener);
 
     /** Configures an {@link Outbox}; defaults are listed on each method. */
     final class Builder {
         TxboxTables tables = TxboxTables.defaults();
-        int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+        int maxRecordBytes = DEFAULT_MAX_RECORD_BYTES;
 
         Builder() {}
 
         /** Where the tables live; default {@link TxboxTables#defaults()}. */
         public Builder tables(TxboxTables tables) {
-            if (tables == null) {
-                throw new ConfigException("tables must not be null");
-            }
-            this.tables = tables;
+            this.tables = Args.configured(tables, "tables");
             return this;
         }
 
-        /** Largest payload accepted by send, in bytes; default {@value #DEFAULT_MAX_PAYLOAD_BYTES}. */
-        public Builder maxPayloadBytes(int maxPayloadBytes) {
-            if (maxPayloadBytes < 1) {
-                throw new ConfigException("maxPayloadBytes must be at least 1, but was " + maxPayloadBytes);
+        /**
+         * Largest message send accepts, in bytes as Kafka counts its record
+         * ({@link OutboxMessage#recordBytes()}: payload, routing key, every published header and
+         * Kafka's record overhead); default {@value #DEFAULT_MAX_RECORD_BYTES}, which fits Kafka's
+         * defaults (see {@link #DEFAULT_MAX_RECORD_BYTES}). Raise it only together with the
+         * producer's {@code max.request.size} and the broker's {@code message.max.bytes} (or the
+         * topic's {@code max.message.bytes}), keeping 1 KiB of margin for compression; a message
+         * the producer or broker refuses is dead-lettered by the relay. At least 1.
+         */
+        public Builder maxRecordBytes(int maxRecordBytes) {
+            if (maxRecordBytes < 1) {
+                throw new ConfigException("maxRecordBytes must be at least 1, but was " + maxRecordBytes);
             }
-            this.maxPayloadBytes = maxPayloadBytes;
+            this.maxRecordBytes = maxRecordBytes;
             return this;
         }
 

@@ -4,6 +4,7 @@ import static io.txbox.internal.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
 
 import io.txbox.InvalidInputException;
 import io.txbox.TxboxTables;
+import io.txbox.internal.Args;
 import io.txbox.internal.Jooq;
 import io.txbox.internal.SqlErrors;
 import io.txbox.internal.Transactions;
@@ -30,23 +31,28 @@ final class OutboxImpl implements Outbox {
     private static final Logger log = LoggerFactory.getLogger(Outbox.class);
 
     private final TxboxTables tables;
-    private final int maxPayloadBytes;
+    private final int maxRecordBytes;
     // rendered once from the generated table; each send only binds and executes
     private final String insertSql;
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
     OutboxImpl(Outbox.Builder b) {
         this.tables = b.tables;
-        this.maxPayloadBytes = b.maxPayloadBytes;
+        this.maxRecordBytes = b.maxRecordBytes;
         this.insertSql = renderInsert(tables);
     }
 
     static String renderInsert(TxboxTables tables) {
         TxboxOutbox o = TXBOX_OUTBOX;
         DSLContext r = Jooq.renderer(tables);
-        var availableAt = DSL.field("coalesce({0}, current_timestamp) + ({1} * interval '1 microsecond')",
+        // A delay counts from the send: clock_timestamp() is this statement's time, while
+        // current_timestamp is the transaction's start, which may be long before. Without a
+        // delay the row is due at the transaction's start, as before, so a relay whose claim
+        // began just before this commit still sees it due.
+        var availableAt = DSL.field("coalesce({0}, case when {1} = 0 then current_timestamp else clock_timestamp() end)"
+                        + " + ({2} * interval '1 microsecond')",
                 SQLDataType.TIMESTAMPWITHTIMEZONE,
-                DSL.val(null, SQLDataType.TIMESTAMPWITHTIMEZONE), DSL.val(0L));
+                DSL.val(null, SQLDataType.TIMESTAMPWITHTIMEZONE), DSL.val(0L), DSL.val(0L));
         return r.insertInto(o, o.STEP_KEY, o.ORIGINAL_KEY, o.DESTINATION, o.ROUTING_KEY, o.LANE, o.PAYLOAD,
                         o.HEADER_NAMES, o.HEADER_VALUES, o.CONTENT_TYPE, o.TRACEPARENT, o.TRACESTATE, o.AVAILABLE_AT)
                 .values(DSL.val((String) null), DSL.val((String) null), DSL.val((String) null), DSL.val((String) null),
@@ -58,6 +64,8 @@ final class OutboxImpl implements Outbox {
 
     @Override
     public boolean send(Connection tx, OutboxMessage message) {
+        Args.notNull(tx, "tx");
+        Args.notNull(message, "message");
         checkSize(message);
         Transactions.requireTransaction(tx, "outbox send of " + message.stepKey());
         try (PreparedStatement ps = tx.prepareStatement(insertSql)) {
@@ -75,7 +83,11 @@ final class OutboxImpl implements Outbox {
 
     @Override
     public List<Boolean> sendAll(Connection tx, List<OutboxMessage> messages) {
-        messages.forEach(this::checkSize);
+        Args.notNull(tx, "tx");
+        Args.notNull(messages, "messages");
+        for (int i = 0; i < messages.size(); i++) {
+            checkSize(Args.notNull(messages.get(i), "messages[" + i + "]"));
+        }
         Transactions.requireTransaction(tx, "outbox sendAll");
         if (messages.isEmpty()) {
             return List.of();
@@ -104,7 +116,7 @@ final class OutboxImpl implements Outbox {
 
     @Override
     public AutoCloseable onSend(Runnable listener) {
-        listeners.add(listener);
+        listeners.add(Args.notNull(listener, "listener"));
         return () -> listeners.remove(listener);
     }
 
@@ -119,9 +131,11 @@ final class OutboxImpl implements Outbox {
     }
 
     private void checkSize(OutboxMessage m) {
-        if (m.payload().length > maxPayloadBytes) {
-            throw new InvalidInputException("payload of " + m.stepKey() + " is " + m.payload().length
-                    + " bytes, over the outbox cap of " + maxPayloadBytes + " bytes");
+        if (m.recordBytes() > maxRecordBytes) {
+            throw new InvalidInputException("message " + m.stepKey() + " is " + m.recordBytes()
+                    + " bytes as Kafka counts its record (payload of " + m.payload().length
+                    + " bytes, plus routing key, headers and record overhead), over the outbox cap of "
+                    + maxRecordBytes + " bytes (maxRecordBytes)");
         }
     }
 
@@ -149,7 +163,9 @@ final class OutboxImpl implements Outbox {
         } else {
             ps.setObject(12, OffsetDateTime.ofInstant(m.availableAt(), ZoneOffset.UTC));
         }
-        ps.setLong(13, m.delay().toNanos() / 1000);
+        long delayMicros = m.delay().toNanos() / 1000;
+        ps.setLong(13, delayMicros);
+        ps.setLong(14, delayMicros);
     }
 
     private static Array textArray(Connection tx, String[] values) throws SQLException {

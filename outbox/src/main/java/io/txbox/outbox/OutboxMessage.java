@@ -2,6 +2,7 @@ package io.txbox.outbox;
 
 import io.txbox.InvalidInputException;
 import io.txbox.Texts;
+import io.txbox.internal.Args;
 import io.txbox.internal.KeyRules;
 import java.time.Duration;
 import java.time.Instant;
@@ -9,7 +10,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
@@ -45,6 +45,7 @@ public final class OutboxMessage {
     private final @Nullable String tracestate;
     private final @Nullable Instant availableAt;
     private final Duration delay;
+    private final int recordBytes;
 
     private OutboxMessage(Builder b) {
         this.stepKey = b.stepKey;
@@ -57,6 +58,7 @@ public final class OutboxMessage {
         this.tracestate = b.tracestate;
         this.availableAt = b.availableAt;
         this.delay = b.delay;
+        this.recordBytes = KafkaRecordSize.of(this);
     }
 
     /**
@@ -107,9 +109,22 @@ public final class OutboxMessage {
         return availableAt;
     }
 
-    /** Delay after the send, measured by the database clock; zero by default. */
+    /** Delay after the send statement, measured by the database clock; zero by default. */
     public Duration delay() {
         return delay;
+    }
+
+    /**
+     * The size Kafka gives this message's record when it checks {@code max.request.size}: the
+     * producer's upper-bound estimate of the record batch that carries it, counting the routing
+     * key (the record key), the payload, every header the relay publishes ({@value
+     * #IDEMPOTENCY_KEY_HEADER}, {@value #ORIGINAL_KEY_HEADER}, the content type and trace
+     * context when set, and the user headers), their length prefixes and Kafka's fixed record
+     * and batch overhead. {@link Outbox#send} refuses a message whose size is over the outbox's
+     * {@code maxRecordBytes}.
+     */
+    public int recordBytes() {
+        return recordBytes;
     }
 
     @Override
@@ -133,7 +148,7 @@ public final class OutboxMessage {
         private Duration delay = Duration.ZERO;
 
         private Builder(StepKey stepKey, String destination) {
-            this.stepKey = Objects.requireNonNull(stepKey, "stepKey");
+            this.stepKey = Args.notNull(stepKey, "stepKey");
             this.destination = name("destination", destination);
         }
 
@@ -151,11 +166,12 @@ public final class OutboxMessage {
             return this;
         }
 
-        public Builder payload(String utf8) {
-            if (utf8 == null) {
+        /** The payload as UTF-8 bytes. */
+        public Builder payload(String payload) {
+            if (payload == null) {
                 throw new InvalidInputException("payload is missing (null) for " + stepKey);
             }
-            return payload(utf8.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return payload(payload.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         }
 
         public Builder contentType(@Nullable String contentType) {
@@ -179,7 +195,7 @@ public final class OutboxMessage {
         }
 
         public Builder headers(Map<String, String> headers) {
-            headers.forEach(this::header);
+            Args.notNull(headers, "headers").forEach(this::header);
             return this;
         }
 
@@ -209,7 +225,12 @@ public final class OutboxMessage {
             return this;
         }
 
-        /** Publish no earlier than {@code delay} after the send, by the database clock. */
+        /**
+         * Publish no earlier than {@code delay} after the send, by the database clock: counted
+         * from the send statement ({@code clock_timestamp()}), not from the start of the
+         * sending transaction. With {@link #availableAt(Instant)} as well, the message is due at
+         * {@code availableAt + delay}.
+         */
         public Builder delay(Duration delay) {
             if (delay == null || delay.isNegative()) {
                 throw new InvalidInputException("delay must be zero or positive, but was " + delay);

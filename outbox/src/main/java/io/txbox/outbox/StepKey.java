@@ -47,6 +47,7 @@ public record StepKey(String original, String step) {
 
     /** The next step of the same saga: same original key, new step name. */
     public StepKey next(String nextStep) {
+        io.txbox.internal.Args.notNull(nextStep, "nextStep");
         return new StepKey(original, nextStep);
     }
 

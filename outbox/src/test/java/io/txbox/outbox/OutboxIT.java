@@ -14,6 +14,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.function.IntFunction;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,7 +31,7 @@ class OutboxIT {
     static void migrate() {
         tables = new TxboxTables(PG.schema(), "txbox_");
         TxboxMigrations.migrate(PG.dataSource(), tables);
-        outbox = Outbox.builder().tables(tables).maxPayloadBytes(1000).build();
+        outbox = Outbox.builder().tables(tables).maxRecordBytes(1000).build();
     }
 
     private static OutboxMessage message(String original, String step) {
@@ -81,13 +82,51 @@ class OutboxIT {
     }
 
     @Test
+    void send_sameStepKeyAfterTheRelayDeletedTheFirstRow_writesItAgain() throws Exception {
+        try (Connection c = transaction()) {
+            assertThat(outbox.send(c, message("P1", "process-payment"))).isTrue();
+            c.commit();
+        }
+        try (Connection c = PG.connection(); Statement st = c.createStatement()) {
+            // what the relay does once the broker confirmed the row
+            st.execute("delete from " + tables.qualified(tables.outboxTable()) + " where step_key = 'P1:process-payment'");
+        }
+        try (Connection c = transaction()) {
+            assertThat(outbox.send(c, message("P1", "process-payment"))).isTrue();
+            c.commit();
+        }
+        assertThat(count("step_key = 'P1:process-payment'")).isEqualTo(1);
+    }
+
+    @Test
     void send_payloadOverCap_isRejectedAndNothingWritten() throws Exception {
         OutboxMessage big = OutboxMessage.builder(StepKey.of("BIG", "s"), "payments").payload(new byte[1001]).build();
         try (Connection c = transaction()) {
             assertThatThrownBy(() -> outbox.send(c, big)).isInstanceOf(InvalidInputException.class)
-                    .hasMessageContaining("1001 bytes").hasMessageContaining("cap of 1000");
+                    .hasMessageContaining("payload of 1001 bytes").hasMessageContaining("cap of 1000");
         }
         assertThat(count("original_key = 'BIG'")).isZero();
+    }
+
+    @Test
+    void send_recordExactlyAtTheCap_isAcceptedAndOneByteMoreIsRefused() throws Exception {
+        IntFunction<OutboxMessage> withPayload = n -> OutboxMessage.builder(StepKey.of("CAP", "s"), "payments")
+                .routingKey("k").contentType("application/json").header("x-tenant", "t1").payload(new byte[n]).build();
+        int n = 0;
+        while (withPayload.apply(n + 1).recordBytes() <= 1000) {
+            n++;
+        }
+        OutboxMessage atCap = withPayload.apply(n);
+        OutboxMessage overCap = OutboxMessage.builder(StepKey.of("CAP", "t"), "payments").routingKey("k")
+                .contentType("application/json").header("x-tenant", "t1").payload(new byte[n + 1]).build();
+        assertThat(atCap.recordBytes()).isEqualTo(1000);
+        try (Connection c = transaction()) {
+            assertThat(outbox.send(c, atCap)).isTrue();
+            assertThatThrownBy(() -> outbox.send(c, overCap)).isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining("is 1001 bytes as Kafka counts its record");
+            c.commit();
+        }
+        assertThat(count("original_key like 'CAP%'")).isEqualTo(1);
     }
 
     @Test
@@ -124,6 +163,31 @@ class OutboxIT {
         }
         assertThat(count("original_key = 'L1' and available_at > now() + interval '59 minutes'")).isEqualTo(1);
         assertThat(count("original_key = 'L2' and available_at = '2030-01-01T00:00:00Z'")).isEqualTo(1);
+    }
+
+    @Test
+    void send_withDelayLateInALongTransaction_countsTheDelayFromTheSendNotTheTransactionStart() throws Exception {
+        OutboxMessage m = OutboxMessage.builder(StepKey.of("L3", "s"), "payments").delay(Duration.ofSeconds(2)).build();
+        try (Connection c = transaction(); Statement st = c.createStatement()) {
+            st.execute("select pg_sleep(2)"); // the transaction has been open 2 s when it sends
+            Instant beforeSend = dbInstant(st, "select clock_timestamp()");
+            outbox.send(c, m);
+            Instant afterSend = dbInstant(st, "select clock_timestamp()");
+            Instant availableAt = dbInstant(st, "select available_at from " + tables.qualified(tables.outboxTable())
+                    + " where original_key = 'L3'");
+            Instant txStart = dbInstant(st, "select current_timestamp");
+            c.commit();
+
+            assertThat(availableAt).isAfterOrEqualTo(beforeSend.plusSeconds(2)).isBeforeOrEqualTo(afterSend.plusSeconds(2));
+            assertThat(Duration.between(txStart, availableAt)).isGreaterThanOrEqualTo(Duration.ofSeconds(4));
+        }
+    }
+
+    private static Instant dbInstant(Statement st, String sql) throws Exception {
+        try (ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getObject(1, java.time.OffsetDateTime.class).toInstant();
+        }
     }
 
     @Test

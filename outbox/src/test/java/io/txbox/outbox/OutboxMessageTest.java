@@ -72,7 +72,7 @@ class OutboxMessageTest {
         String sql = OutboxImpl.renderInsert(new TxboxTables("orders", "tx_"));
         assertThat(sql).contains("\"orders\".\"tx_outbox\"").containsIgnoringCase("on conflict")
                 .containsIgnoringCase("do nothing");
-        assertThat(sql.chars().filter(c -> c == '?').count()).isEqualTo(13);
+        assertThat(sql.chars().filter(c -> c == '?').count()).isEqualTo(14);
     }
 
     @Test

@@ -25,7 +25,7 @@ final class Db {
         this.ds = ds;
         this.tables = TxboxTables.inSchema(schema);
         TxboxMigrations.migrate(ds, tables);
-        this.outbox = Outbox.builder().tables(tables).maxPayloadBytes(8 * 1024 * 1024).build();
+        this.outbox = Outbox.builder().tables(tables).maxRecordBytes(8 * 1024 * 1024).build();
     }
 
     static OutboxMessage message(String key, String destination, String routingKey, String payload) {
