@@ -419,8 +419,11 @@ public final class TestRabbit implements BeforeAllCallback, AfterAllCallback {
         return address;
       }
       String user = userInfo.substring(0, userInfo.indexOf(':'));
-      return new URI(parsed.getScheme(), user, parsed.getHost(), parsed.getPort(),
-          parsed.getPath(), parsed.getQuery(), null).toString();
+      // raw parts: a decoded path would turn the virtual host %2f into a second slash
+      return parsed.getScheme() + "://" + user + "@"
+          + parsed.getRawAuthority().substring(parsed.getRawAuthority().lastIndexOf('@') + 1)
+          + (parsed.getRawPath() == null ? "" : parsed.getRawPath())
+          + (parsed.getRawQuery() == null ? "" : "?" + parsed.getRawQuery());
     } catch (URISyntaxException e) {
       return "(unparseable URI)";
     }
