@@ -151,10 +151,6 @@ class BadInputCorpusIT {
         kafkaConsumer.close();
         rabbitConsumer.close();
         producer.close();
-        for (String q : List.of(queue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX,
-                bigQueue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX)) {
-            channel.queueDelete(q);
-        }
     }
 
     static String bigQueue = "unused";
@@ -178,6 +174,7 @@ class BadInputCorpusIT {
 
     static String rabbitQueue(String hint) throws Exception {
         String q = RABBIT.name(hint);
+        RABBIT.track(q + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX); // the consumer declares it
         channel.queueDeclare(q, true, false, false, null);
         channel.queuePurge(q);
         return q;

@@ -75,6 +75,7 @@ class RabbitOutageIT {
     private void run(String hint, Fault fault) throws Exception {
         String exchange = RABBIT.name(hint + "-x");
         String inboxQueue = RABBIT.name(hint + "-inbox");
+        RABBIT.track(inboxQueue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX); // the consumer declares it
         String auditQueue = RABBIT.name(hint + "-audit");
         Connection rabbit = RABBIT.newConnection();
         Queues.declare(rabbit, exchange, inboxQueue, auditQueue);
@@ -92,7 +93,7 @@ class RabbitOutageIT {
                 InboxConsumer consumer = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
                                 PG.dataSource(), Effects.recorder(name))
                         .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue)
-                        .deadLetterExchange(exchange + "-dlx").prefetch(10)
+                        .deadLetterExchange(RABBIT.track(exchange + "-dlx")).prefetch(10)
                         .backoff(new Backoff(Duration.ofMillis(100), Duration.ofMillis(500))).build();
                 Feeder feeder = new Feeder(PG.dataSource(), outbox, unique, hint, total, 20, Duration.ofMillis(60))) {
             relay.start();

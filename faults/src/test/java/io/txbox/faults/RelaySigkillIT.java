@@ -95,6 +95,7 @@ class RelaySigkillIT {
     void relayChild_sigkilledRepeatedlyPublishingToRabbit_everyStepDeliveredAndAppliedOnce() throws Exception {
         String exchange = RABBIT.name("sigkill-x");
         String inboxQueue = RABBIT.name("sigkill-inbox");
+        RABBIT.track(inboxQueue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX); // the consumer declares it
         String auditQueue = RABBIT.name("sigkill-audit");
         Connection rabbit = RABBIT.newConnection();
         Queues.declare(rabbit, exchange, inboxQueue, auditQueue);
@@ -109,7 +110,7 @@ class RelaySigkillIT {
         String name = "sigkill-rabbit";
         try (InboxConsumer consumer = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
                         PG.dataSource(), Effects.recorder(name))
-                .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue).deadLetterExchange(exchange + "-dlx")
+                .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue).deadLetterExchange(RABBIT.track(exchange + "-dlx"))
                 .prefetch(1).backoff(FAST).build()) {
             consumer.start();
             await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->

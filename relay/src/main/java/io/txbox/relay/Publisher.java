@@ -41,6 +41,15 @@ public interface Publisher extends AutoCloseable {
      */
     default void check(Duration timeout) {}
 
+    /**
+     * Checks that {@code target} (a topic, an exchange) exists, for health endpoints; called
+     * after {@link #check} passed. Default: nothing, so health relies on the last publish to it.
+     *
+     * @throws TargetNotFoundException if the broker says it does not exist
+     * @throws PublishException if the broker does not answer within {@code timeout}
+     */
+    default void checkTarget(String target, Duration timeout) {}
+
     /** Releases the broker connection if this publisher owns it. */
     @Override
     void close();

@@ -107,8 +107,10 @@ public interface Relay extends AutoCloseable {
     RelayStatus status();
 
     /**
-     * Checks that the database and every broker answer, each within {@code timeout}. Does I/O;
-     * meant for a health endpoint.
+     * Checks that the database and every broker answer, and that each destination's target
+     * exists ({@link Publisher#checkTarget}: RabbitMQ exchanges), each within {@code timeout}. A
+     * destination whose rows wait for a missing target is DOWN, naming it. Does I/O; meant for a
+     * health endpoint.
      */
     RelayStatus.Health health(Duration timeout);
 

@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.txbox.relay.micrometer.RelayMetrics;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -18,21 +19,24 @@ class DeadLettersAndMetricsIT {
     @RegisterExtension
     static final TestPostgres PG = TestPostgres.perClass();
 
+    @RegisterExtension
+    static final TestRabbit RABBIT = TestRabbit.perClass();
+
     @Test
     void deadLetters_listRetryPurge_andMetricsCountEveryOutcome() throws Exception {
         Db db = new Db(PG.dataSource(), PG.schema());
         DeadLetters dead = DeadLetters.of(db.ds, db.tables);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        String exchange = RabbitRelayIT.name("dl");
-        String queue = RabbitRelayIT.name("dlq");
-        try (Connection admin = RabbitRelayIT.factory().newConnection()) {
+        String exchange = RABBIT.name("dl");
+        String queue = RABBIT.name("dlq");
+        try (Connection admin = RABBIT.connectionFactory().newConnection()) {
             Channel ch = admin.createChannel();
             ch.exchangeDeclare(exchange, "direct", false, true, null);
             ch.queueDeclare(queue, false, false, true, null);
             ch.queueBind(queue, exchange, "k");
             db.send(Db.message("ok-1", "known", "k", "a"), Db.message("ok-2", "known", "k", "b"),
                     Db.message("late-1", "later", "k", "c"));
-            try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(RabbitRelayIT.factory()).build();
+            try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(RABBIT.connectionFactory()).build();
                     Relay relay = Relay.builder().dataSource(db.ds).tables(db.tables).route("known", rabbit.exchange(exchange))
                             .pollInterval(Duration.ofMillis(20)).backlogInterval(Duration.ofMillis(100))
                             .closePublishers(false).listener(RelayMetrics.of(registry)).build()) {
@@ -69,7 +73,7 @@ class DeadLettersAndMetricsIT {
                     + " WHERE step_key = 'late-1:step' AND attempts = 0")).isEqualTo(id);
 
             // with a route for "later" now, the retried row goes out
-            try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(RabbitRelayIT.factory()).build();
+            try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(RABBIT.connectionFactory()).build();
                     Relay relay = Relay.builder().dataSource(db.ds).tables(db.tables).route("later", rabbit.exchange(exchange))
                             .pollInterval(Duration.ofMillis(20)).build()) {
                 relay.start();
@@ -86,7 +90,7 @@ class DeadLettersAndMetricsIT {
             assertThat(got).extracting(g -> g.getProps().getMessageId()).containsExactly("ok-1:step", "ok-2:step", "late-1:step");
 
             db.send(Db.message("late-2", "later", "k", "d"), Db.message("late-3", "later", "k", "e"));
-            try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(RabbitRelayIT.factory()).build();
+            try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(RABBIT.connectionFactory()).build();
                     Relay relay = Relay.builder().dataSource(db.ds).tables(db.tables).route("known", rabbit.exchange(exchange))
                             .pollInterval(Duration.ofMillis(20)).build()) {
                 relay.start();
@@ -97,7 +101,7 @@ class DeadLettersAndMetricsIT {
             assertThat(db.outboxRows()).isEqualTo(2);
             db.execute("DELETE FROM " + db.tables.qualified(db.tables.outboxTable()));
             db.send(Db.message("late-4", "later", "k", "f"));
-            try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(RabbitRelayIT.factory()).build();
+            try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(RABBIT.connectionFactory()).build();
                     Relay relay = Relay.builder().dataSource(db.ds).tables(db.tables).route("known", rabbit.exchange(exchange))
                             .pollInterval(Duration.ofMillis(20)).build()) {
                 relay.start();

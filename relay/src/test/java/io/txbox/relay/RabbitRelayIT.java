@@ -11,11 +11,11 @@ import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -25,6 +25,9 @@ class RabbitRelayIT {
     @RegisterExtension
     static final TestPostgres PG = TestPostgres.perClass();
 
+    @RegisterExtension
+    static final TestRabbit RABBIT = TestRabbit.perClass();
+
     static Db db;
     static Connection admin;
     static Channel ch;
@@ -32,7 +35,7 @@ class RabbitRelayIT {
     @BeforeAll
     static void setUp() throws Exception {
         db = new Db(PG.dataSource(), PG.schema());
-        admin = factory().newConnection("test-admin");
+        admin = RABBIT.newConnection();
         ch = admin.createChannel();
     }
 
@@ -42,16 +45,12 @@ class RabbitRelayIT {
     }
 
     static ConnectionFactory factory() {
-        ConnectionFactory f = new ConnectionFactory();
-        f.setHost(System.getenv().getOrDefault("TXBOX_TEST_RABBIT_HOST", "127.0.0.1"));
-        f.setPort(5672);
-        f.setUsername("guest");
-        f.setPassword("guest");
-        return f;
+        return RABBIT.connectionFactory();
     }
 
+    /** A queue or exchange name of this class, deleted after it. */
     static String name(String hint) {
-        return "txbox-test-" + hint + "-" + UUID.randomUUID().toString().substring(0, 8);
+        return RABBIT.name(hint);
     }
 
     Relay.Builder relay(RabbitPublisher rabbit, String destination, String exchange) {

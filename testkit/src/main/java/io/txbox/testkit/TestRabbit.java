@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A RabbitMQ node for a test class: names no other class uses, connections that recover, and
- * clean-up of everything named after the class.
+ * clean-up, after the class, of every queue and exchange named by {@link #name(String)} or
+ * {@link #track(String)}.
  *
  * <pre>{@code
  * @RegisterExtension static final TestRabbit RABBIT = TestRabbit.perClass();
@@ -169,6 +170,28 @@ public final class TestRabbit implements BeforeAllCallback, AfterAllCallback {
       throw notStarted();
     }
     String name = hint + "-" + id;
+    names.add(name);
+    return name;
+  }
+
+  /**
+   * Deletes the queue or exchange {@code name} after the class as well, like the names from
+   * {@link #name(String)}: for what a test or a library declares under a name derived from one,
+   * such as a consumer's dead-letter queue {@code <queue>.dead-letter} or an exchange {@code
+   * <name>-dlx}. Deleting a name that was never declared is harmless.
+   *
+   * @param name the exact queue or exchange name
+   * @return {@code name}
+   */
+  public String track(String name) {
+    Objects.requireNonNull(name, "name");
+    if (classId == null) {
+      throw notStarted();
+    }
+    if (name.isEmpty() || name.startsWith("amq.")) {
+      throw new IllegalArgumentException("cannot track " + (name.isEmpty() ? "the default exchange"
+          : "the built-in " + name) + ": only names a test declares are deleted");
+    }
     names.add(name);
     return name;
   }
@@ -419,8 +442,11 @@ public final class TestRabbit implements BeforeAllCallback, AfterAllCallback {
         return address;
       }
       String user = userInfo.substring(0, userInfo.indexOf(':'));
-      return new URI(parsed.getScheme(), user, parsed.getHost(), parsed.getPort(),
-          parsed.getPath(), parsed.getQuery(), null).toString();
+      // raw parts: a decoded path would turn the virtual host %2f into a second slash
+      return parsed.getScheme() + "://" + user + "@"
+          + parsed.getRawAuthority().substring(parsed.getRawAuthority().lastIndexOf('@') + 1)
+          + (parsed.getRawPath() == null ? "" : parsed.getRawPath())
+          + (parsed.getRawQuery() == null ? "" : "?" + parsed.getRawQuery());
     } catch (URISyntaxException e) {
       return "(unparseable URI)";
     }

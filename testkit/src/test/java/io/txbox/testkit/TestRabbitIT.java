@@ -72,18 +72,22 @@ class TestRabbitIT {
   }
 
   @Test
-  void afterAll_deletesNamedQueuesAndExchangesAndClosesConnections() throws Exception {
+  void afterAll_deletesNamedAndTrackedQueuesAndExchangesAndClosesConnections() throws Exception {
     NamesFixture.declared.clear();
 
     Fixtures.run(NamesFixture.class).testEvents().assertStatistics(s -> s.succeeded(1));
 
-    assertThat(NamesFixture.declared).hasSize(2);
+    assertThat(NamesFixture.declared).hasSize(4);
     assertThat(NamesFixture.connection.isOpen()).isFalse();
     try (Connection connection = RABBIT.newConnection()) {
       assertThatThrownBy(() -> connection.createChannel()
           .queueDeclarePassive(NamesFixture.declared.get(0))).isInstanceOf(IOException.class);
       assertThatThrownBy(() -> connection.createChannel()
           .exchangeDeclarePassive(NamesFixture.declared.get(1))).isInstanceOf(IOException.class);
+      assertThatThrownBy(() -> connection.createChannel()
+          .queueDeclarePassive(NamesFixture.declared.get(2))).isInstanceOf(IOException.class);
+      assertThatThrownBy(() -> connection.createChannel()
+          .exchangeDeclarePassive(NamesFixture.declared.get(3))).isInstanceOf(IOException.class);
     }
   }
 
@@ -129,6 +133,12 @@ class TestRabbitIT {
       String exchange = FIXTURE_RABBIT.name("left-exchange");
       channel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, true);
       declared.add(exchange);
+      // names derived from a named one, as a consumer declares its dead-letter queue and exchange
+      declared.add(channel.queueDeclare(FIXTURE_RABBIT.track(exchange + ".dead-letter"), true,
+          false, false, null).getQueue());
+      String dlx = FIXTURE_RABBIT.track(exchange + "-dlx");
+      channel.exchangeDeclare(dlx, BuiltinExchangeType.DIRECT, true);
+      declared.add(dlx);
     }
   }
 }

@@ -42,6 +42,8 @@ class TestRabbitTest {
     assertThat(TestRabbit.redact("amqp://guest:secret@host:5672/vh"))
         .isEqualTo("amqp://guest@host:5672/vh");
     assertThat(TestRabbit.redact("amqp://host/")).isEqualTo("amqp://host/");
+    assertThat(TestRabbit.redact("amqp://guest:secret@host:5672/%2f?heartbeat=5"))
+        .isEqualTo("amqp://guest@host:5672/%2f?heartbeat=5");
   }
 
   @Test

@@ -51,8 +51,6 @@ class RabbitInboxConsumerIT {
     static final Duration WAIT = Duration.ofSeconds(30);
     static final Backoff FAST = new Backoff(Duration.ofMillis(100), Duration.ofMillis(400));
 
-    /** Dead-letter queues the consumers declared; TestRabbit only deletes the names it handed out. */
-    static final List<String> deadLetterQueues = new CopyOnWriteArrayList<>();
     static TxboxTables tables;
     static Effects effects;
     static Connection publisher;
@@ -70,9 +68,6 @@ class RabbitInboxConsumerIT {
 
     @AfterAll
     static void tearDown() throws Exception {
-        for (String q : deadLetterQueues) {
-            channel.queueDelete(q);
-        }
         publisher.close();
     }
 
@@ -84,7 +79,7 @@ class RabbitInboxConsumerIT {
     private static String queue(String hint) throws Exception {
         String queue = RABBIT.name(hint);
         channel.queueDeclare(queue, true, false, false, null);
-        deadLetterQueues.add(queue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX);
+        RABBIT.track(queue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX); // the consumer declares it
         return queue;
     }
 

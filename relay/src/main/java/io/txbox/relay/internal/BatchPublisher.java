@@ -5,7 +5,9 @@ import io.txbox.relay.PublishException;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
+import io.txbox.relay.TargetNotFoundException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -23,16 +25,19 @@ import java.util.concurrent.TimeoutException;
 final class BatchPublisher {
     private final Map<String, Route> routes;
     private final long timeoutNanos;
+    private final DestinationWaits waits;
 
-    BatchPublisher(Map<String, Route> routes, Duration publishTimeout) {
+    BatchPublisher(Map<String, Route> routes, Duration publishTimeout, DestinationWaits waits) {
         this.routes = routes;
         this.timeoutNanos = publishTimeout.toNanos();
+        this.waits = waits;
     }
 
     /** Outcomes in the order of {@code rows}; {@link Result#latencyNanos} spans first send to last confirmation. */
     Result publish(List<PublishRecord> rows, short[] lanes) {
         int n = rows.size();
         Outcome[] outcomes = new Outcome[n];
+        boolean[] skipped = new boolean[n];
         @SuppressWarnings("unchecked")
         CompletableFuture<Void>[] futures = new CompletableFuture[n];
         Set<Publisher> used = new LinkedHashSet<>();
@@ -47,6 +52,12 @@ final class BatchPublisher {
             Route route = routes.get(row.destination());
             if (route == null) {
                 outcomes[i] = Outcome.noRoute("no route configured for destination " + Texts.quote(row.destination()));
+                continue;
+            }
+            if (waits.paused(row.destination())) {
+                // claimed just before another worker found the target missing
+                outcomes[i] = Outcome.waiting(String.valueOf(waits.reason(row.destination())));
+                skipped[i] = true;
                 continue;
             }
             if (laneFailed[lanes[i]]) {
@@ -98,7 +109,38 @@ final class BatchPublisher {
                 outcomes[i] = Outcome.retry("relay interrupted while waiting for the broker");
             }
         }
+        trackWaits(rows, outcomes, skipped);
         return new Result(outcomes, System.nanoTime() - start);
+    }
+
+    /** A target the broker found missing pauses its destination; a confirmed publish ends the pause. */
+    private void trackWaits(List<PublishRecord> rows, Outcome[] outcomes, boolean[] skipped) {
+        Map<String, String> missing = null;
+        Set<String> confirmed = null;
+        for (int i = 0; i < outcomes.length; i++) {
+            String destination = rows.get(i).destination();
+            if (outcomes[i].kind() == Outcome.Kind.WAIT && !skipped[i]) {
+                if (missing == null) {
+                    missing = new LinkedHashMap<>();
+                }
+                missing.putIfAbsent(destination, outcomes[i].error());
+            } else if (outcomes[i].kind() == Outcome.Kind.CONFIRMED) {
+                if (confirmed == null) {
+                    confirmed = new LinkedHashSet<>();
+                }
+                confirmed.add(destination);
+            }
+        }
+        if (missing != null) {
+            missing.forEach(waits::missing);
+        }
+        if (confirmed != null) {
+            for (String destination : confirmed) {
+                if (missing == null || !missing.containsKey(destination)) {
+                    waits.found(destination);
+                }
+            }
+        }
     }
 
     static Outcome classify(Throwable e) {
@@ -107,6 +149,9 @@ final class BatchPublisher {
             t = t.getCause();
         }
         String text = describe(t);
+        if (t instanceof TargetNotFoundException) {
+            return Outcome.waiting(text);
+        }
         if (t instanceof PublishException pe && !pe.retryable()) {
             return Outcome.permanent(text);
         }

@@ -50,6 +50,7 @@ public final class OutboxClaims {
     private final String renewLanes;
     private final String lockLanes;
     private final String claim;
+    private final String claimSkipping;
     private final String delete;
     private final String retry;
     private final String block;
@@ -91,16 +92,9 @@ public final class OutboxClaims {
         lockLanes = "SELECT l.lane, coalesce(l.blocked_until > now(), false), " + memberCount + " FROM " + lane + " AS l"
                 + " JOIN unnest(?::smallint[], ?::bigint[]) AS mine(lane, fence)"
                 + " ON l.lane = mine.lane AND l.fence = mine.fence WHERE l.owner = ? FOR NO KEY UPDATE OF l";
-        claim = r.select(o.ID, o.STEP_KEY, o.ORIGINAL_KEY, o.DESTINATION, o.ROUTING_KEY, o.LANE, o.PAYLOAD,
-                        o.HEADER_NAMES, o.HEADER_VALUES, o.CONTENT_TYPE, o.TRACEPARENT, o.TRACESTATE, o.ATTEMPTS,
-                        o.CREATED_AT)
-                .from(o)
-                .where(o.LANE.eq(DSL.any(DSL.val(null, SQLDataType.SMALLINT.array()))))
-                .and(o.AVAILABLE_AT.le(DSL.currentOffsetDateTime()))
-                .orderBy(o.ID)
-                .limit(DSL.val(0))
-                .forUpdate().skipLocked()
-                .getSQL(ParamType.INDEXED);
+        claim = claimQuery(r, DSL.noCondition());
+        // only while a destination waits for its target: its rows stay unclaimed, in order
+        claimSkipping = claimQuery(r, o.DESTINATION.ne(DSL.all(DSL.val(null, SQLDataType.VARCHAR.array()))));
         delete = r.deleteFrom(o).where(o.ID.eq(DSL.any(DSL.val(null, SQLDataType.BIGINT.array()))))
                 .getSQL(ParamType.INDEXED);
         retry = "UPDATE " + outbox + " AS o SET attempts = o.attempts + f.extra, last_error = f.error,"
@@ -122,6 +116,21 @@ public final class OutboxClaims {
                 + ") s), (SELECT coalesce(max(id) - min(id) + 1, 0) FROM " + outbox + "),"
                 + " coalesce((SELECT extract(epoch FROM now() - created_at) * 1000 FROM " + outbox
                 + " ORDER BY id LIMIT 1), 0)::bigint";
+    }
+
+    private static String claimQuery(DSLContext r, org.jooq.Condition skip) {
+        TxboxOutbox o = TXBOX_OUTBOX;
+        return r.select(o.ID, o.STEP_KEY, o.ORIGINAL_KEY, o.DESTINATION, o.ROUTING_KEY, o.LANE, o.PAYLOAD,
+                        o.HEADER_NAMES, o.HEADER_VALUES, o.CONTENT_TYPE, o.TRACEPARENT, o.TRACESTATE, o.ATTEMPTS,
+                        o.CREATED_AT)
+                .from(o)
+                .where(o.LANE.eq(DSL.any(DSL.val(null, SQLDataType.SMALLINT.array()))))
+                .and(o.AVAILABLE_AT.le(DSL.currentOffsetDateTime()))
+                .and(skip)
+                .orderBy(o.ID)
+                .limit(DSL.val(0))
+                .forUpdate().skipLocked()
+                .getSQL(ParamType.INDEXED);
     }
 
     /** The claim query, for documentation and tests. */
@@ -244,13 +253,21 @@ public final class OutboxClaims {
     /** Lanes still held, each with whether it is blocked; live members, or -1 when no lane is held. */
     record Locked(Map<Short, Boolean> held, int members) {}
 
-    /** Claims up to {@code limit} due rows of {@code lanes} in id order, locking them; locked rows are skipped. */
-    Claimed claim(Connection c, List<Short> lanes, int limit) throws SQLException {
+    /**
+     * Claims up to {@code limit} due rows of {@code lanes} in id order, locking them; locked rows
+     * and rows of the {@code skipDestinations} are skipped.
+     */
+    Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException {
         List<PublishRecord> rows = new ArrayList<>(Math.min(limit, 1024));
         short[] rowLanes = new short[limit];
-        try (PreparedStatement ps = c.prepareStatement(claim)) {
-            ps.setArray(1, c.createArrayOf("int2", lanes.toArray()));
-            ps.setInt(2, limit);
+        boolean skip = !skipDestinations.isEmpty();
+        try (PreparedStatement ps = c.prepareStatement(skip ? claimSkipping : claim)) {
+            int i = 1;
+            ps.setArray(i++, c.createArrayOf("int2", lanes.toArray()));
+            if (skip) {
+                ps.setArray(i++, c.createArrayOf("varchar", skipDestinations.toArray()));
+            }
+            ps.setInt(i, limit);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     rowLanes[rows.size()] = rs.getShort(6);

@@ -31,6 +31,7 @@ public final class RelayEngine implements Relay {
 
     private final RelaySettings settings;
     private final OutboxClaims claims;
+    private final DestinationWaits waits;
     private final List<Worker> workers = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
     private final List<AutoCloseable> wakeSubscriptions = new ArrayList<>();
@@ -47,6 +48,11 @@ public final class RelayEngine implements Relay {
     public RelayEngine(RelaySettings settings) {
         this.settings = settings;
         this.claims = new OutboxClaims(settings.tables());
+        this.waits = new DestinationWaits(settings.relayId(), settings.initialBackoff(), settings.maxBackoff(), System::nanoTime);
+    }
+
+    DestinationWaits waits() {
+        return waits;
     }
 
     RelaySettings settings() {
@@ -115,7 +121,7 @@ public final class RelayEngine implements Relay {
             lanes += w.ownedCount();
         }
         return new RelayStatus(settings.relayId(), state.get(), lanes, published.get(), failed.get(),
-                deadLettered.get(), lastError, lastBatchAt);
+                deadLettered.get(), lastError, lastBatchAt, waits.reasons());
     }
 
     @Override
@@ -134,17 +140,38 @@ public final class RelayEngine implements Relay {
         }
         Map<Publisher, String> checked = new IdentityHashMap<>();
         Map<String, String> brokers = new LinkedHashMap<>();
-        settings.routes().forEach((destination, route) -> brokers.put(destination,
-                checked.computeIfAbsent(route.publisher(), p -> {
-                    try {
-                        p.check(timeout);
-                        return "UP";
-                    } catch (RuntimeException e) {
-                        return "DOWN: " + e.getMessage();
-                    }
-                })));
+        settings.routes().forEach((destination, route) -> {
+            String broker = checked.computeIfAbsent(route.publisher(), p -> {
+                try {
+                    p.check(timeout);
+                    return "UP";
+                } catch (RuntimeException e) {
+                    return "DOWN: " + e.getMessage();
+                }
+            });
+            brokers.put(destination, broker.equals("UP") ? targetHealth(destination, route, timeout) : broker);
+        });
         boolean up = db.equals("UP") && brokers.values().stream().allMatch("UP"::equals);
         return new RelayStatus.Health(up, db, brokers);
+    }
+
+    /**
+     * The target's own check; a target found again ends its destination's wait, so the waiting
+     * rows go out with the next batch instead of after the pause.
+     */
+    private String targetHealth(String destination, Route route, Duration timeout) {
+        try {
+            route.publisher().checkTarget(route.target(), timeout);
+        } catch (RuntimeException e) {
+            return "DOWN: " + e.getMessage();
+        }
+        String waiting = waits.reason(destination);
+        if (waiting != null) {
+            waits.found(destination);
+            wakeUp();
+            return "DOWN: " + waiting;
+        }
+        return "UP";
     }
 
     @Override
@@ -230,7 +257,7 @@ public final class RelayEngine implements Relay {
                         c[1]++;
                     }
                 }
-                case HELD -> c[1]++;
+                case HELD, WAIT -> c[1]++;
                 case PERMANENT, NO_ROUTE -> c[2]++;
             }
         }

@@ -57,7 +57,7 @@ final class Worker implements Runnable {
         this.engine = engine;
         this.settings = engine.settings();
         this.claims = engine.claims();
-        this.publisher = new BatchPublisher(settings.routes(), settings.publishTimeout());
+        this.publisher = new BatchPublisher(settings.routes(), settings.publishTimeout(), engine.waits());
         this.backoff = new Backoff(settings.initialBackoff(), settings.maxBackoff(), () -> ThreadLocalRandom.current().nextDouble());
         this.memberId = memberId(settings.relayId(), index);
         List<String> all = new ArrayList<>(settings.workers());
@@ -148,7 +148,7 @@ final class Worker implements Runnable {
                     open.add(lane);
                 }
             });
-            OutboxClaims.Claimed claimed = open.isEmpty() ? null : claims.claim(c, open, settings.batchSize());
+            OutboxClaims.Claimed claimed = open.isEmpty() ? null : claims.claim(c, open, settings.batchSize(), engine.waits().paused());
             rows = claimed == null ? List.of() : claimed.rows();
             lanes = claimed == null ? new short[0] : claimed.lanes();
             if (rows.isEmpty()) {
@@ -190,6 +190,7 @@ final class Worker implements Runnable {
         List<String> deadReasons = new ArrayList<>();
         List<Integer> deadExtra = new ArrayList<>();
         Map<Short, Long> blocks = new HashMap<>();
+        int waiting = 0;
         for (int i = 0; i < rows.size(); i++) {
             PublishRecord row = rows.get(i);
             Outcome o = outcomes[i];
@@ -208,10 +209,19 @@ final class Worker implements Runnable {
                     log.warn("{} - dead-lettering {} (id {}, destination {}): broker refused it for good: {}",
                             memberId, row.stepKey(), row.id(), row.destination(), o.error());
                 }
+                case WAIT -> {
+                    // the destination's target is missing: no attempt counted, due again when the
+                    // destination's pause ends, and the lane stays open for other destinations
+                    retryIds.add(row.id());
+                    retryErrors.add(OutboxClaims.clip(String.valueOf(o.error())));
+                    retryDelays.add(0);
+                    retryExtra.add(0);
+                    waiting++;
+                }
                 case HELD -> {
                     // not sent: no attempt counted, due again when the failed row is
                     retryIds.add(row.id());
-                    retryErrors.add(o.error());
+                    retryErrors.add(OutboxClaims.clip(String.valueOf(o.error())));
                     retryDelays.add(0);
                     retryExtra.add(0);
                 }
@@ -234,9 +244,13 @@ final class Worker implements Runnable {
                 }
             }
         }
-        if (!retryIds.isEmpty()) {
+        if (retryIds.size() > waiting) {
             log.warn("{} - {} of {} rows not confirmed, retrying after backoff (lanes {} paused); first error: {}",
-                    memberId, retryIds.size(), rows.size(), blocks.keySet(), retryErrors.get(0));
+                    memberId, retryIds.size() - waiting, rows.size(), blocks.keySet(), retryErrors.get(0));
+        } else if (waiting > 0) {
+            // DestinationWaits logs when a destination starts and stops waiting
+            log.debug("{} - {} of {} rows wait for their destination's target: {}", memberId, waiting, rows.size(),
+                    retryErrors.get(0));
         }
         claims.delete(c, confirmed.toArray());
         claims.retry(c, retryIds.toArray(), retryErrors.toArray(String[]::new), retryDelays.toArray(),

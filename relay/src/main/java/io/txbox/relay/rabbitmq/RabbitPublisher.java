@@ -3,6 +3,7 @@ package io.txbox.relay.rabbitmq;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.AuthenticationFailureException;
 import com.rabbitmq.client.BlockedListener;
+import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
@@ -12,6 +13,7 @@ import io.txbox.relay.PublishException;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
+import io.txbox.relay.TargetNotFoundException;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -23,6 +25,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -30,10 +34,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Publishes outbox rows to RabbitMQ exchanges with publisher confirms: each relay worker thread
- * has its own channel in confirm mode with a whole batch in flight, and a row counts as sent
- * only when its ack arrives. Messages are published {@code mandatory}: one the exchange cannot
- * route comes back as a basic.return and is retried (and dead-lettered past the maximum
- * attempts), never acked into nowhere.
+ * has its own channel in confirm mode per exchange with a whole batch in flight, and a row
+ * counts as sent only when its ack arrives. Messages are published {@code mandatory}: one the
+ * exchange cannot route comes back as a basic.return and is retried (and dead-lettered past the
+ * maximum attempts), never acked into nowhere.
+ *
+ * <p>A missing exchange fails its rows with {@link TargetNotFoundException}: they wait without
+ * counting attempts, and since every exchange has its own channel, the channel error costs no
+ * other exchange a message, a retry or its order. {@link #checkTarget} declares the exchange
+ * passively, so health reports a missing exchange before any row goes to it.
  *
  * <p>Every message is persistent (delivery mode 2) with routing key = the row's routing key
  * (empty when it has none), {@code messageId} = the step key, {@code contentType} when set, and
@@ -57,7 +66,8 @@ public final class RabbitPublisher implements Publisher {
     private final Connection connection;
     private final boolean ownsConnection;
     private final int maxMessageBytes;
-    private final ThreadLocal<@Nullable ConfirmChannel> channels = new ThreadLocal<>();
+    /** Per publishing thread, one confirm channel per exchange. */
+    private final ThreadLocal<Map<String, ConfirmChannel>> channels = ThreadLocal.withInitial(HashMap::new);
     private final List<ConfirmChannel> allChannels = new CopyOnWriteArrayList<>();
     private volatile @Nullable String blockedReason;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -85,7 +95,10 @@ public final class RabbitPublisher implements Publisher {
         return new Builder();
     }
 
-    /** A route to {@code exchange} (which must exist; {@code ""} is not allowed, use a named exchange). */
+    /**
+     * A route to {@code exchange} ({@code ""} is not allowed, use a named exchange). The relay
+     * does not declare it: until it exists, the route's rows wait (see {@link TargetNotFoundException}).
+     */
     public Route exchange(String exchange) {
         if (exchange == null || exchange.isEmpty() || exchange.length() > 255) {
             throw new ConfigException("RabbitMQ exchange must be 1-255 characters, but was "
@@ -112,7 +125,7 @@ public final class RabbitPublisher implements Publisher {
         }
         ConfirmChannel ch;
         try {
-            ch = channel();
+            ch = channel(exchange);
         } catch (IOException | RuntimeException e) {
             return CompletableFuture.failedFuture(PublishException.retryable("RabbitMQ channel unavailable: " + e, e));
         }
@@ -125,22 +138,84 @@ public final class RabbitPublisher implements Publisher {
                 .timestamp(Date.from(r.createdAt()))
                 .headers(headers)
                 .build();
-        return ch.publish(exchange, r.routingKey() == null ? "" : r.routingKey(), props, r.payload());
+        return ch.publish(r.routingKey() == null ? "" : r.routingKey(), props, r.payload());
     }
 
-    private ConfirmChannel channel() throws IOException {
-        ConfirmChannel ch = channels.get();
-        if (ch != null && ch.usable()) {
+    /**
+     * This thread's channel for {@code exchange}. A channel that closed during the current batch
+     * is kept until {@link #endOfBatch}, so the rest of the batch fails with its cause instead of
+     * overtaking the messages it lost.
+     */
+    private ConfirmChannel channel(String exchange) throws IOException {
+        Map<String, ConfirmChannel> mine = channels.get();
+        ConfirmChannel ch = mine.get(exchange);
+        if (ch != null && (ch.usable() || ch.closedInBatch())) {
             return ch;
         }
         if (ch != null) {
             allChannels.remove(ch);
             ch.close();
         }
-        ch = new ConfirmChannel(connection);
-        channels.set(ch);
+        ch = new ConfirmChannel(connection, exchange);
+        mine.put(exchange, ch);
         allChannels.add(ch);
         return ch;
+    }
+
+    @Override
+    public void endOfBatch() {
+        for (ConfirmChannel ch : channels.get().values()) {
+            ch.endOfBatch();
+        }
+    }
+
+    /**
+     * Declares {@code exchange} passively on a channel of its own, since a missing exchange
+     * closes the channel.
+     *
+     * @throws TargetNotFoundException if the exchange does not exist
+     */
+    @Override
+    public void checkTarget(String exchange, Duration timeout) {
+        Channel ch;
+        try {
+            ch = connection.createChannel();
+        } catch (IOException | RuntimeException e) {
+            throw PublishException.retryable("RabbitMQ channel unavailable: " + e, e);
+        }
+        if (ch == null) {
+            throw PublishException.retryable("no free channel on the RabbitMQ connection", null);
+        }
+        try {
+            ch.asyncCompletableRpc(new AMQP.Exchange.Declare.Builder().exchange(exchange).passive(true).build())
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            TargetNotFoundException missing = e.getCause() instanceof ShutdownSignalException s ? missingExchange(exchange, s) : null;
+            throw missing != null ? missing
+                    : PublishException.retryable("checking RabbitMQ exchange " + Texts.quote(exchange) + " failed: " + e.getCause(), e);
+        } catch (IOException | TimeoutException | RuntimeException e) {
+            throw PublishException.retryable("checking RabbitMQ exchange " + Texts.quote(exchange) + " failed: " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw PublishException.retryable("interrupted while checking RabbitMQ exchange " + Texts.quote(exchange), e);
+        } finally {
+            try {
+                ch.abort();
+            } catch (IOException | RuntimeException ignored) {
+                // closed by the broker already
+            }
+        }
+    }
+
+    /** The exchange is missing if RabbitMQ closed the channel with 404 NOT_FOUND; null for any other closing. */
+    static @Nullable TargetNotFoundException missingExchange(String exchange, ShutdownSignalException cause) {
+        if (cause.isHardError() || !(cause.getReason() instanceof AMQP.Channel.Close close) || close.getReplyCode() != 404) {
+            return null;
+        }
+        return new TargetNotFoundException(exchange, "RabbitMQ exchange " + Texts.quote(exchange) + " does not exist ("
+                + close.getReplyCode() + " " + close.getReplyText() + "): declare it, or route the destination to an"
+                + " existing exchange; its rows wait in the outbox, in order and without counting attempts, and are tried"
+                + " again at least every " + TargetNotFoundException.MAX_WAIT_SECONDS + " s", cause);
     }
 
     @Override

@@ -80,6 +80,15 @@ final class ConnectingPublisher implements Publisher {
     }
 
     @Override
+    public void checkTarget(String target, Duration timeout) {
+        Publisher p = connected();
+        if (p == null) {
+            throw PublishException.retryable(notConnected(), null);
+        }
+        p.checkTarget(target, timeout);
+    }
+
+    @Override
     public synchronized void close() {
         closed = true;
         Publisher p = delegate;

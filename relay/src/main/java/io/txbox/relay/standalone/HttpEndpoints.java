@@ -22,7 +22,9 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code GET /health/live}: 200 while the process runs and is not shutting down;
  *   <li>{@code GET /health/ready} and {@code GET /health}: 200 when the database and every
- *       broker answer, else 503; the JSON body names each check and what failed;
+ *       broker answer and every destination's target exists ({@link
+ *       io.txbox.relay.Relay#health}), else 503; the JSON body names each check and what failed,
+ *       such as a missing RabbitMQ exchange;
  *   <li>{@code GET /metrics}: the Prometheus text exposition.
  * </ul>
  */

@@ -1,0 +1,180 @@
+package io.txbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import io.txbox.relay.rabbitmq.RabbitPublisher;
+import io.txbox.relay.standalone.RelayConfig;
+import io.txbox.relay.standalone.StandaloneRelay;
+import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestRabbit;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A destination whose RabbitMQ exchange does not exist, next to a healthy one: the missing
+ * exchange costs the healthy destination no message, no retry and no order, its own rows wait
+ * without counting attempts, health names the exchange, and the rows go out once it exists.
+ */
+class RabbitMissingExchangeIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass();
+
+    @RegisterExtension
+    static final TestRabbit RABBIT = TestRabbit.perClass();
+
+    static final int KEYS = 40;
+    static final int ROWS = 1200;
+
+    static Db db;
+    static Connection admin;
+    static Channel ch;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        db = new Db(PG.dataSource(), PG.schema());
+        admin = RABBIT.newConnection();
+        ch = admin.createChannel();
+    }
+
+    @AfterAll
+    static void tearDown() throws Exception {
+        admin.close();
+    }
+
+    /** Row i: key k-(i % KEYS), every third row to the missing exchange, payload "key:seq". */
+    static OutboxMessage row(int i, String healthy, String missing) {
+        String key = "k-" + (i % KEYS);
+        String destination = i % 3 == 0 ? missing : healthy;
+        return OutboxMessage.builder(StepKey.of("m-" + i, "ship"), destination).routingKey(key)
+                .payload(key + ":" + i).build();
+    }
+
+    static String declareBoundExchange(String hint) throws Exception {
+        String exchange = RABBIT.name(hint);
+        String queue = RABBIT.name(hint + "-q");
+        ch.exchangeDeclare(exchange, "topic", false);
+        ch.queueDeclare(queue, false, false, false, null);
+        ch.queueBind(queue, exchange, "#");
+        return queue;
+    }
+
+    static List<String> drain(String queue, int expected) {
+        List<String> got = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+            GetResponse r;
+            while ((r = ch.basicGet(queue, true)) != null) {
+                got.add(Db.utf8(r.getBody()));
+            }
+            return got.size() >= expected;
+        });
+        return got;
+    }
+
+    /** Per key, the sequence numbers in arrival order must ascend; returns the violations. */
+    static int orderViolations(List<String> payloads) {
+        Map<String, Integer> last = new HashMap<>();
+        int violations = 0;
+        for (String p : payloads) {
+            String key = p.substring(0, p.indexOf(':'));
+            int seq = Integer.parseInt(p.substring(p.indexOf(':') + 1));
+            Integer before = last.put(key, seq);
+            if (before != null && before > seq) {
+                violations++;
+            }
+        }
+        return violations;
+    }
+
+    @Test
+    void missingExchange_oneWorker_healthyRowsFlowInOrder_missingRowsWaitUncountedThenPublishInOrder() throws Exception {
+        String healthyQueue = declareBoundExchange("healthy");
+        String healthy = RABBIT.name("healthy");
+        String missing = RABBIT.name("missing");
+        db.sendMany(ROWS, i -> row(i, "healthy", "missing"));
+        int missingRows = (ROWS + 2) / 3;
+
+        try (RabbitPublisher rabbit = RabbitPublisher.builder().uri(RABBIT.uri()).build();
+                Relay relay = Relay.builder().dataSource(db.ds).tables(db.tables).workers(1).batchSize(100)
+                        .route("healthy", rabbit.exchange(healthy)).route("missing", rabbit.exchange(missing))
+                        .pollInterval(Duration.ofMillis(20)).publishTimeout(Duration.ofSeconds(3))
+                        .laneLease(Duration.ofSeconds(6)).maxAttempts(3)
+                        .backoff(Duration.ofMillis(50), Duration.ofMillis(400)).build()) {
+            relay.start();
+
+            List<String> got = drain(healthyQueue, ROWS - missingRows);
+            assertThat(got).hasSize(ROWS - missingRows);
+            assertThat(orderViolations(got)).as("order violations among healthy rows").isZero();
+            await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == missingRows);
+            assertThat(db.deadRows()).as("rows dead-lettered").isZero();
+            String outbox = db.tables.qualified(db.tables.outboxTable());
+            assertThat(db.queryLong("SELECT count(*) FROM " + outbox + " WHERE destination = 'missing'")).isEqualTo(missingRows);
+            assertThat(db.queryLong("SELECT coalesce(max(attempts), 0) FROM " + outbox)).as("attempts counted").isZero();
+            assertThat(db.queryString("SELECT max(last_error) FROM " + outbox)).contains(missing).contains("NOT_FOUND");
+
+            RelayStatus.Health health = relay.health(Duration.ofSeconds(2));
+            assertThat(health.up()).isFalse();
+            assertThat(health.brokers().get("healthy")).isEqualTo("UP");
+            assertThat(health.brokers().get("missing")).startsWith("DOWN").contains("exchange \"" + missing + "\" does not exist");
+            assertThat(relay.status().waitingDestinations()).containsOnlyKeys("missing");
+            assertThat(relay.status().deadLettered()).isZero();
+
+            // the rows waiting so far count nothing, so more time changes nothing
+            await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> true);
+            assertThat(db.deadRows()).isZero();
+            assertThat(db.queryLong("SELECT coalesce(max(attempts), 0) FROM " + outbox)).isZero();
+
+            String missingQueue = declareBoundExchange("missing");
+            List<String> late = drain(missingQueue, missingRows);
+            assertThat(late).hasSize(missingRows);
+            assertThat(orderViolations(late)).as("order violations among the rows that waited").isZero();
+            await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
+            assertThat(db.deadRows()).isZero();
+            await().atMost(Duration.ofSeconds(10)).until(() -> relay.health(Duration.ofSeconds(2)).up());
+            assertThat(relay.status().waitingDestinations()).isEmpty();
+        }
+    }
+
+    @Test
+    void missingExchange_standaloneReadiness_isDownNamingTheExchange() throws Exception {
+        String missing = RABBIT.name("absent");
+        RelayConfig config = RelayConfig.load(null, Map.of(
+                "TXBOX_JDBC_URL", PG.jdbcUrl(),
+                "TXBOX_JDBC_USER", PG.user(),
+                "TXBOX_JDBC_PASSWORD", PG.password(),
+                "TXBOX_SCHEMA", PG.schema(),
+                "TXBOX_RABBITMQ_URI", RABBIT.uri(),
+                "TXBOX_DESTINATION_ABSENT", "rabbitmq:" + missing,
+                "TXBOX_HTTP_HOST", "127.0.0.1",
+                "TXBOX_HTTP_PORT", "0"));
+        try (StandaloneRelay process = StandaloneRelay.start(config)) {
+            HttpClient http = HttpClient.newHttpClient();
+            HttpResponse<String> ready = http.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + process.httpPort() + "/health/ready")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(ready.statusCode()).isEqualTo(503);
+            assertThat(ready.body()).contains("rabbitmq:absent").contains("exchange \\\"" + missing + "\\\" does not exist");
+
+            ch.exchangeDeclare(missing, "topic", false);
+            await().atMost(Duration.ofSeconds(10)).until(() -> http.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + process.httpPort() + "/health/ready")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+        }
+    }
+}
