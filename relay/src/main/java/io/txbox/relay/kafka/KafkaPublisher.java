@@ -1,5 +1,6 @@
 package io.txbox.relay.kafka;
 
+import io.txbox.internal.Args;
 import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.relay.PublishException;
@@ -109,6 +110,8 @@ public final class KafkaPublisher implements Publisher {
 
     @Override
     public CompletionStage<Void> publish(String target, PublishRecord r) {
+        Args.notNull(target, "target");
+        Args.notNull(r, "record");
         Map<String, String> headers = r.headers();
         List<Header> kafkaHeaders = new ArrayList<>(headers.size());
         headers.forEach((k, v) -> kafkaHeaders.add(new RecordHeader(k, v.getBytes(StandardCharsets.UTF_8))));
@@ -149,6 +152,7 @@ public final class KafkaPublisher implements Publisher {
 
     @Override
     public void check(Duration timeout) {
+        Args.notNull(timeout, "timeout");
         String topic = topics.stream().findFirst().orElse(null);
         if (topic == null) {
             return;
@@ -222,6 +226,7 @@ public final class KafkaPublisher implements Publisher {
 
         /** {@link #property} for each entry. */
         public Builder properties(Map<String, String> properties) {
+            Args.configured(properties, "properties");
             properties.forEach(this::property);
             return this;
         }

@@ -1,5 +1,6 @@
 package io.txbox.relay.rabbitmq;
 
+import io.txbox.internal.Args;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.BlockedListener;
 import com.rabbitmq.client.Connection;
@@ -97,6 +98,8 @@ public final class RabbitPublisher implements Publisher {
 
     @Override
     public CompletionStage<Void> publish(String exchange, PublishRecord r) {
+        Args.notNull(exchange, "exchange");
+        Args.notNull(r, "record");
         if (r.payload().length > maxMessageBytes) {
             return CompletableFuture.failedFuture(PublishException.permanent("message of " + r.payload().length
                     + " bytes is over the RabbitMQ limit of " + maxMessageBytes + " bytes", null));
@@ -141,6 +144,7 @@ public final class RabbitPublisher implements Publisher {
 
     @Override
     public void check(Duration timeout) {
+        Args.notNull(timeout, "timeout");
         if (!connection.isOpen()) {
             throw PublishException.retryable("RabbitMQ connection is closed (recovering)", null);
         }
@@ -185,6 +189,7 @@ public final class RabbitPublisher implements Publisher {
 
         /** Connection settings as an {@code amqp://} or {@code amqps://} URI. */
         public Builder uri(String uri) {
+            Args.configured(uri, "uri");
             ConnectionFactory f = new ConnectionFactory();
             try {
                 f.setUri(uri);
@@ -207,6 +212,7 @@ public final class RabbitPublisher implements Publisher {
 
         /** Name shown in the RabbitMQ management UI; default {@code txbox-relay}. */
         public Builder connectionName(String connectionName) {
+            Args.configured(connectionName, "connectionName");
             if (connectionName == null || connectionName.isBlank()) {
                 throw new ConfigException("connectionName must be non-blank");
             }
