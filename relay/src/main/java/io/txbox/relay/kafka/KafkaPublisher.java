@@ -48,6 +48,12 @@ import org.slf4j.LoggerFactory;
  * <p>Errors: a record too large for the producer or broker, an invalid topic name or a
  * serialization failure dead-letter the row at once; everything else (timeouts, broker down,
  * not enough replicas) is retried with backoff.
+ *
+ * <p>Fencing: by default a relay that lost a lane while frozen (past its lane lease) and then
+ * resumed still sends the batch it held, so consumers may see late duplicates (the inbox
+ * absorbs them). {@link Builder#strictFencing(String)} turns on per-lane Kafka transactions
+ * that let the broker fence such a relay; its consumers then read with {@code
+ * isolation.level=read_committed}.
  */
 public final class KafkaPublisher implements Publisher {
     /** Broker tag in metrics: {@value}. */

@@ -17,7 +17,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.jspecify.annotations.Nullable;
@@ -86,7 +85,7 @@ final class LaneTransactions implements AutoCloseable {
             try {
                 p = producer(lane);
                 p.beginTransaction();
-            } catch (KafkaException e) {
+            } catch (RuntimeException e) {
                 discard(lane);
                 return CompletableFuture.failedFuture(PublishException.retryable("cannot start the Kafka transaction "
                         + transactionalId(lane) + ": " + e, e));
@@ -105,7 +104,7 @@ final class LaneTransactions implements AutoCloseable {
                     done.completeExceptionally(KafkaPublisher.translate(target, e));
                 }
             });
-        } catch (KafkaException e) {
+        } catch (RuntimeException e) {
             o.failed = true;
             done.completeExceptionally(KafkaPublisher.translate(target, e));
         }
@@ -128,9 +127,9 @@ final class LaneTransactions implements AutoCloseable {
         String id = transactionalId(lane);
         try {
             if (o.failed) {
-                o.producer.abortTransaction();
                 failAll(o, PublishException.retryable("Kafka transaction " + id
                         + " aborted: another record of its lane failed in the same batch", null));
+                o.producer.abortTransaction();
                 return;
             }
             o.producer.commitTransaction();
@@ -141,14 +140,9 @@ final class LaneTransactions implements AutoCloseable {
             failAll(o, PublishException.retryable("Kafka transaction " + id + " fenced: the lane was taken over by"
                     + " another relay (" + e.getClass().getSimpleName() + ")", e));
             discard(lane);
-        } catch (KafkaException e) {
-            failAll(o, PublishException.retryable("Kafka transaction " + id + " failed: " + e, e));
-            try {
-                o.producer.abortTransaction();
-            } catch (KafkaException abortFailed) {
-                discard(lane);
-            }
         } catch (RuntimeException e) {
+            // a commit that timed out may still complete; either way the rows are retried (at least once).
+            // A new producer's initTransactions settles the open transaction before the lane's next batch.
             failAll(o, PublishException.retryable("Kafka transaction " + id + " failed: " + e, e));
             discard(lane);
         }
