@@ -30,8 +30,14 @@ abstract class Destination implements AutoCloseable {
     }
 
     static Destination create(Broker broker, BenchEnv env, String hint, Map<String, String> producerOverrides) throws Exception {
+        return create(broker, env, hint, producerOverrides, false);
+    }
+
+    /** With {@code strictFencing}, a Kafka destination's publisher runs per-lane transactions. */
+    static Destination create(Broker broker, BenchEnv env, String hint, Map<String, String> producerOverrides,
+            boolean strictFencing) throws Exception {
         String name = "bench-" + hint + "-" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 30, 1L << 31), 36);
-        return broker == Broker.KAFKA ? new KafkaDestination(env, name, producerOverrides) : new RabbitDestination(env, name);
+        return broker == Broker.KAFKA ? new KafkaDestination(env, name, producerOverrides, strictFencing) : new RabbitDestination(env, name);
     }
 
     /** A route for the relay, with its own publisher (closed by the relay). */
@@ -51,11 +57,13 @@ abstract class Destination implements AutoCloseable {
     static final class KafkaDestination extends Destination {
         private final BenchEnv env;
         private final Map<String, String> overrides;
+        private final boolean strictFencing;
 
-        KafkaDestination(BenchEnv env, String name, Map<String, String> overrides) {
+        KafkaDestination(BenchEnv env, String name, Map<String, String> overrides, boolean strictFencing) {
             super(name);
             this.env = env;
             this.overrides = overrides;
+            this.strictFencing = strictFencing;
             env.createTopic(name, 4);
         }
 
@@ -63,6 +71,9 @@ abstract class Destination implements AutoCloseable {
         Route route() {
             KafkaPublisher.Builder b = KafkaPublisher.builder().bootstrapServers(env.kafkaBootstrap());
             overrides.forEach(b::property);
+            if (strictFencing) {
+                b.strictFencing("txbox-bench-" + name);
+            }
             return b.build().topic(name);
         }
 
@@ -73,7 +84,8 @@ abstract class Destination implements AutoCloseable {
 
         @Override
         String describe() {
-            return "Kafka topic " + name + " (4 partitions) at " + env.kafkaBootstrap();
+            return "Kafka topic " + name + " (4 partitions) at " + env.kafkaBootstrap()
+                    + (strictFencing ? ", strict fencing (per-lane transactions)" : "");
         }
     }
 

@@ -11,7 +11,7 @@ import java.util.Set;
  * never silently runs with a default.
  */
 final class Options {
-    private static final Set<String> FLAGS = Set.of("trace-sql", "keep-schema", "no-html", "quiet");
+    private static final Set<String> FLAGS = Set.of("strict-fencing", "trace-sql", "keep-schema", "no-html", "quiet");
 
     final String scenario;
     private final Map<String, String> values = new LinkedHashMap<>();

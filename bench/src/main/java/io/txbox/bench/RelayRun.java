@@ -18,6 +18,8 @@ final class RelayRun {
     final Duration pollInterval;
     final Map<String, String> producer;
     final Duration laneLease;
+    /** {@code --strict-fencing}: Kafka per-lane transactions (KafkaPublisher.Builder.strictFencing). */
+    final boolean strictFencing;
     private long warmupRows;
 
     RelayRun(Options o) {
@@ -26,6 +28,7 @@ final class RelayRun {
         pollInterval = Duration.ofMillis(o.longValue("poll-ms", Relay.DEFAULT_POLL_INTERVAL.toMillis()));
         producer = parseProps(o.string("producer", ""));
         laneLease = Duration.ofSeconds(o.longValue("lane-lease-s", Relay.DEFAULT_LANE_LEASE.toSeconds()));
+        strictFencing = o.flag("strict-fencing");
     }
 
     /** {@code linger.ms=10,batch.size=65536}: Kafka producer overrides for experiments. */
@@ -79,7 +82,7 @@ final class RelayRun {
             return;
         }
         long t0 = System.nanoTime();
-        try (Destination dest = Destination.create(broker, env, "warmup", producer)) {
+        try (Destination dest = Destination.create(broker, env, "warmup", producer, strictFencing)) {
             byte[] payload = Scenario.payload(400);
             Backlog.fill(writers, outbox, dest.name, -warmupRows - 1, warmupRows, 2, 1000, payload, 0, null);
             RelayCounter counter = new RelayCounter(null);

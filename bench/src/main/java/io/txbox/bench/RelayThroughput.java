@@ -63,7 +63,7 @@ final class RelayThroughput extends Scenario {
         Outbox outbox = Outbox.builder().tables(env.tables).build();
         byte[] payload = payload(payloadSize);
         relayRun.warmup(env, writers, relayDs, outbox, broker);
-        try (Destination dest = Destination.create(broker, env, broker.id, relayRun.producer)) {
+        try (Destination dest = Destination.create(broker, env, broker.id, relayRun.producer, relayRun.strictFencing)) {
             log("%s, mode %s, %,d rows of %d B", dest.describe(), mode, rows, payloadSize);
             long start = System.nanoTime();
             Timeline writeLine = new Timeline("written", start);

@@ -5,6 +5,7 @@ import static io.txbox.internal.schema.tables.TxboxOutboxDead.TXBOX_OUTBOX_DEAD;
 
 import io.txbox.ConfigException;
 import io.txbox.TxboxTables;
+import io.txbox.internal.Args;
 import io.txbox.internal.Jooq;
 import io.txbox.internal.SqlErrors;
 import java.sql.Connection;
@@ -78,9 +79,8 @@ public final class DeadLetters {
 
     /** Dead letters of the outbox in {@code tables}, read and changed through {@code dataSource}. */
     public static DeadLetters of(DataSource dataSource, TxboxTables tables) {
-        if (dataSource == null || tables == null) {
-            throw new ConfigException("dataSource and tables must not be null");
-        }
+        Args.notNull(dataSource, "dataSource");
+        Args.notNull(tables, "tables");
         return new DeadLetters(dataSource, tables);
     }
 
@@ -92,6 +92,14 @@ public final class DeadLetters {
      */
     public record DeadLetter(long id, String stepKey, String destination, @Nullable String routingKey, int attempts,
             String reason, Instant createdAt, Instant deadAt, byte @Nullable [] payload) {
+        public DeadLetter {
+            Args.notNull(stepKey, "stepKey");
+            Args.notNull(destination, "destination");
+            Args.notNull(reason, "reason");
+            Args.notNull(createdAt, "createdAt");
+            Args.notNull(deadAt, "deadAt");
+        }
+
         @Override
         public String toString() {
             return "DeadLetter[" + id + " " + stepKey + " -> " + destination + ", " + attempts + " attempts, " + reason + "]";

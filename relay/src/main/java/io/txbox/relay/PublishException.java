@@ -1,5 +1,6 @@
 package io.txbox.relay;
 
+import io.txbox.internal.Args;
 import io.txbox.TxboxException;
 import org.jspecify.annotations.Nullable;
 
@@ -18,7 +19,7 @@ public class PublishException extends TxboxException {
     private final boolean retryable;
 
     public PublishException(String message, @Nullable Throwable cause, boolean retryable) {
-        super(message, cause);
+        super(Args.notNull(message, "message"), cause);
         this.retryable = retryable;
     }
 

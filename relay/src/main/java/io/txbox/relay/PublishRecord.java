@@ -1,5 +1,6 @@
 package io.txbox.relay;
 
+import io.txbox.internal.Args;
 import io.txbox.outbox.OutboxMessage;
 import java.time.Instant;
 import java.util.Collections;
@@ -39,7 +40,12 @@ public record PublishRecord(
         Instant createdAt) {
 
     public PublishRecord {
-        userHeaders = Collections.unmodifiableMap(new LinkedHashMap<>(userHeaders));
+        Args.notNull(stepKey, "stepKey");
+        Args.notNull(originalKey, "originalKey");
+        Args.notNull(destination, "destination");
+        Args.notNull(payload, "payload");
+        Args.notNull(createdAt, "createdAt");
+        userHeaders = Collections.unmodifiableMap(new LinkedHashMap<>(Args.notNull(userHeaders, "userHeaders")));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.txbox.relay;
 
+import io.txbox.internal.Args;
 import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.TxboxTables;
@@ -151,13 +152,13 @@ public interface Relay extends AutoCloseable {
 
         /** The database holding the outbox. Required. Each worker keeps one connection while running. */
         public Builder dataSource(DataSource dataSource) {
-            this.dataSource = notNull("dataSource", dataSource);
+            this.dataSource = Args.configured(dataSource, "dataSource");
             return this;
         }
 
         /** Where the tables live; default {@link TxboxTables#defaults()}. */
         public Builder tables(TxboxTables tables) {
-            this.tables = notNull("tables", tables);
+            this.tables = Args.configured(tables, "tables");
             return this;
         }
 
@@ -171,7 +172,7 @@ public interface Relay extends AutoCloseable {
                 throw new ConfigException("route destination must be non-blank, but was "
                         + (destination == null ? "null" : Texts.quote(destination)));
             }
-            notNull("route for " + destination, route);
+            Args.configured(route, "route for " + destination);
             if (routes.putIfAbsent(destination, route) != null) {
                 throw new ConfigException("route destination " + Texts.quote(destination) + " is configured twice");
             }
@@ -268,19 +269,19 @@ public interface Relay extends AutoCloseable {
          * after its commit instead of at the next poll.
          */
         public Builder wakeOn(Outbox outbox) {
-            wakeOn.add(notNull("wakeOn outbox", outbox));
+            wakeOn.add(Args.configured(outbox, "wakeOn outbox"));
             return this;
         }
 
         /** Receives counts and latencies; default {@link RelayListener#NONE}. */
         public Builder listener(RelayListener listener) {
-            this.listener = notNull("listener", listener);
+            this.listener = Args.configured(listener, "listener");
             return this;
         }
 
         /** Clock for status timestamps; default {@link Clock#systemUTC()}. Retry times use the database clock. */
         public Builder clock(Clock clock) {
-            this.clock = notNull("clock", clock);
+            this.clock = Args.configured(clock, "clock");
             return this;
         }
 
@@ -314,13 +315,6 @@ public interface Relay extends AutoCloseable {
             return new RelayEngine(new RelaySettings(id, dataSource, tables, Map.copyOf(routes), workers, batchSize,
                     pollInterval, publishTimeout, laneLease, maxAttempts, initialBackoff, maxBackoff, backlogInterval,
                     shutdownTimeout, List.copyOf(wakeOn), listener, clock, closePublishers));
-        }
-
-        private static <T> T notNull(String property, @Nullable T value) {
-            if (value == null) {
-                throw new ConfigException(property + " must not be null");
-            }
-            return value;
         }
 
         private static Duration range(String property, @Nullable Duration value, Duration min, Duration max) {

@@ -1,5 +1,6 @@
 package io.txbox.relay;
 
+import io.txbox.internal.Args;
 import java.time.Instant;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -35,6 +36,11 @@ public record RelayStatus(
         waitingDestinations = Map.copyOf(waitingDestinations);
     }
 
+    public RelayStatus {
+        Args.notNull(relayId, "relayId");
+        Args.notNull(state, "state");
+    }
+
     /** Lifecycle of a relay. */
     public enum State { NEW, RUNNING, CLOSING, CLOSED }
 
@@ -50,7 +56,8 @@ public record RelayStatus(
      */
     public record Health(boolean up, String database, Map<String, String> brokers) {
         public Health {
-            brokers = Map.copyOf(brokers);
+            Args.notNull(database, "database");
+            brokers = Map.copyOf(Args.notNull(brokers, "brokers"));
         }
     }
 }

@@ -23,7 +23,13 @@ final class Consumed implements AutoCloseable {
     final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
 
     Consumed(String bootstrap, String topic) {
+        this(bootstrap, topic, false);
+    }
+
+    /** With {@code readCommitted}, reads as {@code isolation.level=read_committed}: aborted transactions stay unseen. */
+    Consumed(String bootstrap, String topic, boolean readCommitted) {
         Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, readCommitted ? "read_committed" : "read_uncommitted");
         config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -42,6 +48,16 @@ final class Consumed implements AutoCloseable {
             return records.size() >= n;
         });
         return this;
+    }
+
+    /** Polls until every partition is read up to its end offset (the last stable offset when read_committed). */
+    List<ConsumerRecord<byte[], byte[]>> drainToEnd(Duration timeout) {
+        await().atMost(timeout).pollInterval(Duration.ofMillis(10)).until(() -> {
+            consumer.poll(Duration.ofMillis(100)).forEach(records::add);
+            Map<TopicPartition, Long> end = consumer.endOffsets(consumer.assignment());
+            return end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue());
+        });
+        return records;
     }
 
     /** Polls a little more and returns everything read. */

@@ -1,5 +1,6 @@
 package io.txbox.relay.internal;
 
+import io.txbox.internal.Args;
 import io.txbox.TxboxException;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
@@ -126,6 +127,7 @@ public final class RelayEngine implements Relay {
 
     @Override
     public RelayStatus.Health health(Duration timeout) {
+        Args.notNull(timeout, "timeout");
         String db;
         try (Connection c = settings.dataSource().getConnection()) {
             db = c.isValid((int) Math.max(1, timeout.toSeconds())) ? "UP" : "DOWN: connection not valid";

@@ -1,5 +1,6 @@
 package io.txbox.relay.kafka;
 
+import io.txbox.internal.Args;
 import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.relay.PublishException;
@@ -47,6 +48,12 @@ import org.slf4j.LoggerFactory;
  * <p>Errors: a record too large for the producer or broker, an invalid topic name or a
  * serialization failure dead-letter the row at once; everything else (timeouts, broker down,
  * not enough replicas) is retried with backoff.
+ *
+ * <p>Fencing: by default a relay that lost a lane while frozen (past its lane lease) and then
+ * resumed still sends the batch it held, so consumers may see late duplicates (the inbox
+ * absorbs them). {@link Builder#strictFencing(String)} turns on per-lane Kafka transactions
+ * that let the broker fence such a relay; its consumers then read with {@code
+ * isolation.level=read_committed}.
  */
 public final class KafkaPublisher implements Publisher {
     /** Broker tag in metrics: {@value}. */
@@ -70,11 +77,14 @@ public final class KafkaPublisher implements Publisher {
     private final boolean ownsProducer;
     private final String name;
     private final Set<String> topics = ConcurrentHashMap.newKeySet();
+    /** Strict fencing: the per-lane transactional producers, or null for the plain idempotent producer. */
+    private final @Nullable LaneTransactions lanes;
 
-    private KafkaPublisher(Producer<byte[], byte[]> producer, boolean ownsProducer, String name) {
+    private KafkaPublisher(Producer<byte[], byte[]> producer, boolean ownsProducer, String name, @Nullable LaneTransactions lanes) {
         this.producer = producer;
         this.ownsProducer = ownsProducer;
         this.name = name;
+        this.lanes = lanes;
     }
 
     public static Builder builder() {
@@ -89,7 +99,7 @@ public final class KafkaPublisher implements Publisher {
         if (producer == null) {
             throw new ConfigException("producer must not be null");
         }
-        return new KafkaPublisher(producer, false, "external");
+        return new KafkaPublisher(producer, false, "external", null);
     }
 
     /** A route to {@code topic} through this publisher. */
@@ -109,11 +119,16 @@ public final class KafkaPublisher implements Publisher {
 
     @Override
     public CompletionStage<Void> publish(String target, PublishRecord r) {
+        Args.notNull(target, "target");
+        Args.notNull(r, "record");
         Map<String, String> headers = r.headers();
         List<Header> kafkaHeaders = new ArrayList<>(headers.size());
         headers.forEach((k, v) -> kafkaHeaders.add(new RecordHeader(k, v.getBytes(StandardCharsets.UTF_8))));
         byte[] key = r.routingKey() == null ? null : r.routingKey().getBytes(StandardCharsets.UTF_8);
         ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(target, null, key, r.payload(), kafkaHeaders);
+        if (lanes != null) {
+            return lanes.publish(record, r, target);
+        }
         CompletableFuture<Void> done = new CompletableFuture<>();
         try {
             producer.send(record, (metadata, e) -> {
@@ -144,11 +159,21 @@ public final class KafkaPublisher implements Publisher {
      */
     @Override
     public void endOfBatch() {
-        producer.flush();
+        if (lanes != null) {
+            lanes.endOfBatch();
+        } else {
+            producer.flush();
+        }
+    }
+
+    /** Whether this publisher runs in strict fencing mode ({@link Builder#strictFencing}). */
+    public boolean strictFencing() {
+        return lanes != null;
     }
 
     @Override
     public void check(Duration timeout) {
+        Args.notNull(timeout, "timeout");
         String topic = topics.stream().findFirst().orElse(null);
         if (topic == null) {
             return;
@@ -162,6 +187,9 @@ public final class KafkaPublisher implements Publisher {
 
     @Override
     public void close() {
+        if (lanes != null) {
+            lanes.close();
+        }
         if (ownsProducer) {
             try {
                 producer.close(Duration.ofSeconds(5));
@@ -180,6 +208,7 @@ public final class KafkaPublisher implements Publisher {
     public static final class Builder {
         private final Map<String, String> properties = new LinkedHashMap<>();
         private @Nullable String bootstrapServers;
+        private @Nullable String transactionalIdPrefix;
 
         Builder() {}
 
@@ -213,6 +242,9 @@ public final class KafkaPublisher implements Publisher {
             if (key.equals(ProducerConfig.ACKS_CONFIG) && !(value.equals("all") || value.equals("-1"))) {
                 throw new ConfigException("Kafka property acks must be all for the relay, but was " + Texts.quote(value));
             }
+            if (key.equals(ProducerConfig.TRANSACTIONAL_ID_CONFIG)) {
+                throw new ConfigException("Kafka property transactional.id is set per lane by the relay; use strictFencing(prefix)");
+            }
             if (key.equals(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG) || key.equals(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG)) {
                 throw new ConfigException("Kafka property " + key + " is fixed by the relay (bytes)");
             }
@@ -222,7 +254,41 @@ public final class KafkaPublisher implements Publisher {
 
         /** {@link #property} for each entry. */
         public Builder properties(Map<String, String> properties) {
+            Args.configured(properties, "properties");
             properties.forEach(this::property);
+            return this;
+        }
+
+        /**
+         * Turns on strict fencing (off by default): a relay that lost a lane publishes nothing
+         * from it that a {@code read_committed} consumer can see. The rows of each lane in a
+         * batch are sent in one Kafka transaction of a producer whose {@code transactional.id} is
+         * {@code <transactionalIdPrefix>-lane-<n>} (n = 0..63). A relay that takes a lane over
+         * starts that lane's producer, whose {@code initTransactions()} makes the broker abort the
+         * previous owner's open transaction and refuse its later commits, so a relay frozen past
+         * its lane lease (SIGSTOP, a long GC pause) and then resumed cannot publish its stale batch.
+         *
+         * <p>Requirements and costs: consumers must read with {@code isolation.level=read_committed}
+         * (with the default {@code read_uncommitted} they also see aborted records); the prefix
+         * must be the same for every relay instance on one outbox table and different for every
+         * other outbox table that publishes to the same Kafka cluster; the broker needs
+         * transactions (a transaction state log, so at least 3 brokers by default, or {@code
+         * transaction.state.log.replication.factor} lowered). Each relay keeps up to one producer
+         * per lane it owns (64 at most), and every batch ends with one transaction commit per lane
+         * it touched, run in parallel; see the README for the measured cost. While a relay is
+         * frozen with a transaction open, {@code read_committed} consumers of the partitions it
+         * wrote to wait until the lane is taken over (the lane lease) or the transaction times
+         * out ({@code transaction.timeout.ms}, default 60 s).
+         *
+         * @param transactionalIdPrefix 1 to 200 characters of {@code [A-Za-z0-9._-]}
+         */
+        public Builder strictFencing(String transactionalIdPrefix) {
+            Args.configured(transactionalIdPrefix, "transactionalIdPrefix");
+            if (!transactionalIdPrefix.matches("[A-Za-z0-9._-]{1,200}")) {
+                throw new ConfigException("strictFencing transactionalIdPrefix must be 1 to 200 characters of"
+                        + " [A-Za-z0-9._-], but was " + Texts.quote(transactionalIdPrefix));
+            }
+            this.transactionalIdPrefix = transactionalIdPrefix;
             return this;
         }
 
@@ -254,7 +320,10 @@ public final class KafkaPublisher implements Publisher {
             config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
             config.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "txbox-relay-" + Long.toHexString(System.nanoTime() & 0xffffff));
             try {
-                return new KafkaPublisher(new KafkaProducer<>(config), true, String.valueOf(config.get(ProducerConfig.CLIENT_ID_CONFIG)));
+                String name = String.valueOf(config.get(ProducerConfig.CLIENT_ID_CONFIG));
+                LaneTransactions lanes = transactionalIdPrefix == null ? null
+                        : new LaneTransactions(transactionalIdPrefix, config, LaneTransactions::kafkaProducer);
+                return new KafkaPublisher(new KafkaProducer<>(config), true, name, lanes);
             } catch (KafkaException e) {
                 throw new ConfigException("Kafka producer config rejected: " + e.getMessage()
                         + (e.getCause() != null ? " (" + e.getCause().getMessage() + ")" : ""));

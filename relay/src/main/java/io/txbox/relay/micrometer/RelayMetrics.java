@@ -1,5 +1,6 @@
 package io.txbox.relay.micrometer;
 
+import io.txbox.internal.Args;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -61,6 +62,7 @@ public final class RelayMetrics implements RelayListener {
 
     @Override
     public void published(String destination, String broker, int count, Duration latency) {
+        Args.notNull(latency, "latency");
         counter(PUBLISHED, destination, broker).increment(count);
         timers.computeIfAbsent(destination + '\0' + broker, k -> Timer.builder(LATENCY)
                 .description("first send to last broker confirmation of a batch")
@@ -79,11 +81,14 @@ public final class RelayMetrics implements RelayListener {
 
     @Override
     public void backlog(long rows, Duration oldestAge) {
+        Args.notNull(oldestAge, "oldestAge");
         backlog.set(rows);
         oldestMillis.set(oldestAge.toMillis());
     }
 
     private Counter counter(String name, String destination, String broker) {
+        Args.notNull(destination, "destination");
+        Args.notNull(broker, "broker");
         return counters.computeIfAbsent(name + '\0' + destination + '\0' + broker, k -> Counter.builder(name)
                 .tags("destination", destination, "broker", broker).register(registry));
     }

@@ -9,6 +9,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
 import io.txbox.ConfigException;
 import io.txbox.Texts;
+import io.txbox.internal.Args;
 import io.txbox.relay.PublishException;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
@@ -114,6 +115,8 @@ public final class RabbitPublisher implements Publisher {
 
     @Override
     public CompletionStage<Void> publish(String exchange, PublishRecord r) {
+        Args.notNull(exchange, "exchange");
+        Args.notNull(r, "record");
         if (r.payload().length > maxMessageBytes) {
             return CompletableFuture.failedFuture(PublishException.permanent("message of " + r.payload().length
                     + " bytes is over the RabbitMQ limit of " + maxMessageBytes + " bytes", null));
@@ -220,6 +223,7 @@ public final class RabbitPublisher implements Publisher {
 
     @Override
     public void check(Duration timeout) {
+        Args.notNull(timeout, "timeout");
         if (!connection.isOpen()) {
             throw PublishException.retryable("RabbitMQ connection is closed (recovering)", null);
         }
@@ -273,7 +277,7 @@ public final class RabbitPublisher implements Publisher {
          * @throws ConfigException naming the URI (password masked) and what is wrong with it
          */
         public Builder uri(String uri) {
-            this.factory = parseUri(uri);
+            this.factory = parseUri(Args.configured(uri, "uri"));
             return this;
         }
 
@@ -350,6 +354,7 @@ public final class RabbitPublisher implements Publisher {
 
         /** Name shown in the RabbitMQ management UI; default {@code txbox-relay}. */
         public Builder connectionName(String connectionName) {
+            Args.configured(connectionName, "connectionName");
             if (connectionName == null || connectionName.isBlank()) {
                 throw new ConfigException("connectionName must be non-blank");
             }

@@ -39,6 +39,8 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>txbox.relay.*</td><td>the {@link Relay} defaults</td><td>id, workers, batch-size, poll-interval,
  *     publish-timeout, lane-lease, max-attempts, initial-backoff, max-backoff, backlog-interval, shutdown-timeout</td></tr>
  * <tr><td>txbox.kafka.bootstrap-servers</td><td>none</td><td>required when a destination goes to Kafka</td></tr>
+ * <tr><td>txbox.kafka.strict-fencing</td><td>off</td><td>a transactional id prefix: turns on Kafka strict
+ *     fencing (per-lane transactions; consumers need isolation.level=read_committed)</td></tr>
  * <tr><td>txbox.kafka.&lt;producer property&gt;</td><td></td><td>any Kafka producer property, for example {@code txbox.kafka.linger.ms}</td></tr>
  * <tr><td>txbox.rabbitmq.uri</td><td>none</td><td>{@code amqp://user:password@host:5672/vhost} (the default vhost is {@code %2f});
  *     required when a destination goes to RabbitMQ; checked by {@code RabbitPublisher.Builder.uri}</td></tr>
@@ -79,6 +81,7 @@ public final class RelayConfig {
     static final String SHUTDOWN_TIMEOUT = "txbox.relay.shutdown-timeout";
     static final String KAFKA_BOOTSTRAP = "txbox.kafka.bootstrap-servers";
     static final String KAFKA_PREFIX = "txbox.kafka.";
+    static final String KAFKA_STRICT_FENCING = "txbox.kafka.strict-fencing";
     static final String RABBITMQ_URI = "txbox.rabbitmq.uri";
     static final String DESTINATION_PREFIX = "txbox.destination.";
     static final String HTTP_HOST = "txbox.http.host";
@@ -89,10 +92,10 @@ public final class RelayConfig {
     static final List<String> FIXED_KEYS = List.of(JDBC_URL, JDBC_USER, JDBC_PASSWORD, JDBC_POOL_SIZE,
             JDBC_CONNECTION_TIMEOUT, SCHEMA, TABLE_PREFIX, RELAY_ID, WORKERS, BATCH_SIZE, POLL_INTERVAL,
             PUBLISH_TIMEOUT, LANE_LEASE, MAX_ATTEMPTS, INITIAL_BACKOFF, MAX_BACKOFF, BACKLOG_INTERVAL,
-            SHUTDOWN_TIMEOUT, KAFKA_BOOTSTRAP, RABBITMQ_URI, HTTP_HOST, HTTP_PORT, HEALTH_TIMEOUT);
+            SHUTDOWN_TIMEOUT, KAFKA_BOOTSTRAP, KAFKA_STRICT_FENCING, RABBITMQ_URI, HTTP_HOST, HTTP_PORT, HEALTH_TIMEOUT);
 
     /** Producer properties the Kafka publisher sets itself, because delivery guarantees rest on them. */
-    static final Set<String> KAFKA_RESERVED = Set.of("acks", "enable.idempotence", "key.serializer",
+    static final Set<String> KAFKA_RESERVED = Set.of("acks", "enable.idempotence", "key.serializer", "transactional.id",
             "value.serializer", "bootstrap.servers");
 
     private static final Pattern KAFKA_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
@@ -145,6 +148,7 @@ public final class RelayConfig {
     private final Duration backlogInterval;
     private final Duration shutdownTimeout;
     private final Map<String, String> kafka;
+    private final @Nullable String kafkaStrictFencing;
     private final @Nullable String rabbitUri;
     private final Map<String, Destination> destinations;
     private final String httpHost;
@@ -172,6 +176,7 @@ public final class RelayConfig {
         this.backlogInterval = r.backlogInterval;
         this.shutdownTimeout = r.shutdownTimeout;
         this.kafka = Collections.unmodifiableMap(new LinkedHashMap<>(r.kafka));
+        this.kafkaStrictFencing = r.kafkaStrictFencing;
         this.rabbitUri = r.rabbitUri;
         this.destinations = Collections.unmodifiableMap(new LinkedHashMap<>(r.destinations));
         this.httpHost = r.httpHost;
@@ -323,6 +328,14 @@ public final class RelayConfig {
     }
 
     /** The RabbitMQ URI with its credentials; never log it (use {@link Redaction#url}). */
+    /**
+     * The transactional id prefix of Kafka strict fencing ({@code txbox.kafka.strict-fencing}),
+     * or null when it is off; see {@code KafkaPublisher.Builder.strictFencing}.
+     */
+    public @Nullable String kafkaStrictFencing() {
+        return kafkaStrictFencing;
+    }
+
     public @Nullable String rabbitUri() {
         return rabbitUri;
     }
@@ -389,6 +402,7 @@ public final class RelayConfig {
         Duration backlogInterval = Relay.DEFAULT_BACKLOG_INTERVAL;
         Duration shutdownTimeout = Relay.DEFAULT_SHUTDOWN_TIMEOUT;
         final Map<String, String> kafka = new TreeMap<>();
+        @Nullable String kafkaStrictFencing;
         @Nullable String rabbitUri;
         final Map<String, Destination> destinations = new TreeMap<>();
         String httpHost = DEFAULT_HTTP_HOST;
@@ -514,7 +528,7 @@ public final class RelayConfig {
         private void readKafka() {
             Set<String> producerNames = KafkaNames.producerConfigNames();
             for (Raw r : raw.values()) {
-                if (!r.key().startsWith(KAFKA_PREFIX) || r.key().equals(KAFKA_BOOTSTRAP)) {
+                if (!r.key().startsWith(KAFKA_PREFIX) || r.key().equals(KAFKA_BOOTSTRAP) || r.key().equals(KAFKA_STRICT_FENCING)) {
                     continue;
                 }
                 used.add(r.key());
@@ -531,6 +545,10 @@ public final class RelayConfig {
                         Redaction.register(r.value());
                     }
                 }
+            }
+            kafkaStrictFencing = string(KAFKA_STRICT_FENCING);
+            if (kafkaStrictFencing != null && !kafkaStrictFencing.matches("[A-Za-z0-9._-]{1,200}")) {
+                error(raw.get(KAFKA_STRICT_FENCING), "must be a transactional id prefix of 1 to 200 characters of [A-Za-z0-9._-]");
             }
             String bootstrap = string(KAFKA_BOOTSTRAP);
             if (bootstrap != null) {

@@ -159,7 +159,11 @@ public final class StandaloneRelay implements AutoCloseable {
         String processId = config.relayId() != null ? config.relayId() : "txbox-relay";
         Map<Broker, Publisher> publishers = new LinkedHashMap<>();
         if (config.uses(Broker.KAFKA)) {
-            KafkaPublisher kafka = KafkaPublisher.builder().properties(config.kafkaProperties()).build();
+            KafkaPublisher.Builder kafkaBuilder = KafkaPublisher.builder().properties(config.kafkaProperties());
+            if (config.kafkaStrictFencing() != null) {
+                kafkaBuilder.strictFencing(config.kafkaStrictFencing());
+            }
+            KafkaPublisher kafka = kafkaBuilder.build();
             publishers.put(Broker.KAFKA, kafka);
             closeables.push(kafka);
         }

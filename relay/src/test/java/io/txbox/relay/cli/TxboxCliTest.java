@@ -60,7 +60,13 @@ class TxboxCliTest {
     @Test
     void invalidConfig_exitsTwoNamingKeyAndValue_withoutSecrets() {
         Result r = run(Map.of("TXBOX_JDBC_URL", "jdbc:postgresql://h/db", "TXBOX_JDBC_PASSWORD", "cli-secret-99",
-                "TXBOX_RELAY_WORKERS", "many"), "status");
+                "TXBOX_JDBC_POOL_SIZE", "many"), "status");
+        assertThat(r.code()).isEqualTo(TxboxCli.USAGE);
+        assertThat(r.err()).contains("txbox.jdbc.pool-size = \"many\" (env TXBOX_JDBC_POOL_SIZE)").doesNotContain("cli-secret-99");
+
+        r = run(Map.of("TXBOX_JDBC_URL", "jdbc:postgresql://h/db", "TXBOX_JDBC_PASSWORD", "cli-secret-99",
+                "TXBOX_RELAY_WORKERS", "many", "TXBOX_DESTINATION_PAYMENTS", "kafka:payments",
+                "TXBOX_KAFKA_BOOTSTRAP_SERVERS", "k:9092"), "run", "--check");
         assertThat(r.code()).isEqualTo(TxboxCli.USAGE);
         assertThat(r.err()).contains("txbox.relay.workers = \"many\" (env TXBOX_RELAY_WORKERS)").doesNotContain("cli-secret-99");
     }

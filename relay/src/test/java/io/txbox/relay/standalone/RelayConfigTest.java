@@ -64,6 +64,22 @@ class RelayConfigTest {
     }
 
     @Test
+    void kafkaStrictFencing_prefix_isReadAndCheckedAndOffByDefault() throws IOException {
+        RelayConfig on = RelayConfig.load(file(URL, "txbox.destination.payments=kafka:payments",
+                "txbox.kafka.bootstrap-servers=k:9092", "txbox.kafka.strict-fencing=orders-relay"), Map.of());
+        assertThat(on.kafkaStrictFencing()).isEqualTo("orders-relay");
+        assertThat(on.kafkaProperties()).doesNotContainKey("strict-fencing");
+        RelayConfig off = RelayConfig.load(file(URL, "txbox.destination.payments=kafka:payments",
+                "txbox.kafka.bootstrap-servers=k:9092"), Map.of());
+        assertThat(off.kafkaStrictFencing()).isNull();
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.kafka.strict-fencing=no spaces"), Map.of()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("txbox.kafka.strict-fencing = \"no spaces\" (relay.properties): must be a transactional id prefix");
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.kafka.transactional.id=x"), Map.of()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("txbox.kafka.transactional.id");
+    }
+
+    @Test
     void batchSize_notANumber_messageNamesKeyValueAndFile() throws IOException {
         assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.batch-size=lots"), Map.of()))
                 .isInstanceOf(ConfigException.class)

@@ -1,0 +1,246 @@
+package io.txbox.saga;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.txbox.relay.standalone.RelayConfig;
+import java.io.IOException;
+import java.io.StringReader;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import javax.tools.Diagnostic;
+import javax.tools.DiagnosticCollector;
+import javax.tools.JavaCompiler;
+import javax.tools.JavaFileObject;
+import javax.tools.SimpleJavaFileObject;
+import javax.tools.StandardJavaFileManager;
+import javax.tools.ToolProvider;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The code blocks of the project's Markdown (README.md, DEPLOY.md files and every module's
+ * README.md) are checked, so the docs cannot drift from the code:
+ *
+ * <ul>
+ *   <li>every {@code ```properties} block loads as a Java properties file with no value
+ *       carrying a trailing comment (a properties file has none: {@code key=value # note} makes
+ *       {@code # note} part of the value), and where it holds {@code txbox.*} keys, the standalone
+ *       relay's {@link RelayConfig} accepts it as it stands (and with its destinations, as {@code
+ *       run} needs them);
+ *   <li>every {@code ```java} block compiles against all modules.
+ * </ul>
+ *
+ * <p>Java blocks are fragments, compiled by this convention:
+ *
+ * <ul>
+ *   <li>The block is the body of a method {@code void snippet() throws Exception} in an abstract
+ *       class that star-imports every public txbox package, {@code java.sql}, {@code java.time},
+ *       {@code java.util}, {@code javax.sql} and JUnit's extension API.
+ *   <li>Leading lines that start with {@code @} or {@code static} are class members (for example
+ *       {@code @RegisterExtension static final TestPostgres PG = ...;}).
+ *   <li>{@code ...} stands for elided code: a line of its own, {@code { ... }} and {@code (...)}
+ *       are dropped before compiling.
+ *   <li>The names a fragment uses without declaring them are declared in an HTML comment right
+ *       before the block, invisible on the rendered page: {@code <!-- given: DataSource ds;
+ *       abstract void chargeCard(Connection tx, InboundMessage m); -->}. Its {@code import}
+ *       statements are added to the imports (a single-type import wins over the star imports);
+ *       everything else goes into the class body, so it may declare fields, abstract methods and
+ *       nested types.
+ * </ul>
+ */
+class DocSnippetsTest {
+    static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
+    static final Pattern FENCE = Pattern.compile("(?m)^```(\\w*)\\s*$");
+    static final Pattern IMPORT = Pattern.compile("import\\s+(static\\s+)?[\\w.*]+\\s*;");
+    static final List<String> IMPORTS = List.of("io.txbox", "io.txbox.migrations", "io.txbox.outbox", "io.txbox.inbox",
+            "io.txbox.inbox.consumer", "io.txbox.inbox.http", "io.txbox.inbox.kafka", "io.txbox.inbox.rabbitmq",
+            "io.txbox.inbox.micrometer", "io.txbox.relay", "io.txbox.relay.kafka", "io.txbox.relay.rabbitmq",
+            "io.txbox.relay.micrometer", "io.txbox.testkit", "java.sql", "java.time", "java.util", "javax.sql",
+            "org.junit.jupiter.api.extension");
+
+    /** One fenced block: where it is, its language, its text, and the given comment before it. */
+    record Block(Path file, int line, String lang, String text, String given) {
+        String where() {
+            return ROOT.relativize(file) + ":" + line;
+        }
+
+        String className() {
+            return "Snippet_" + ROOT.relativize(file).toString().replaceAll("[^A-Za-z0-9]", "_") + "_" + line;
+        }
+    }
+
+    static List<Path> docs() throws IOException {
+        List<Path> files = new ArrayList<>();
+        files.add(ROOT.resolve("README.md"));
+        try (Stream<Path> modules = Files.list(ROOT)) {
+            for (Path m : modules.filter(Files::isDirectory).sorted().toList()) {
+                for (String name : List.of("README.md", "DEPLOY.md")) {
+                    if (Files.isRegularFile(m.resolve(name))) {
+                        files.add(m.resolve(name));
+                    }
+                }
+            }
+        }
+        if (Files.isRegularFile(ROOT.resolve("DEPLOY.md"))) {
+            files.add(ROOT.resolve("DEPLOY.md"));
+        }
+        return files;
+    }
+
+    static List<Block> blocks(String lang) throws IOException {
+        List<Block> all = new ArrayList<>();
+        for (Path f : docs()) {
+            String text = Files.readString(f, StandardCharsets.UTF_8);
+            Matcher m = FENCE.matcher(text);
+            while (m.find()) {
+                String open = m.group(1);
+                int fence = m.start();
+                int start = m.end() + 1;
+                if (!m.find()) {
+                    throw new AssertionError(f + ": unclosed code block");
+                }
+                String body = start > m.start() ? "" : text.substring(start, m.start());
+                int line = (int) text.substring(0, start).chars().filter(c -> c == '\n').count();
+                String before = text.substring(0, fence).stripTrailing();
+                String g = "";
+                if (before.endsWith("-->")) {
+                    String comment = before.substring(before.lastIndexOf("<!--") + 4, before.length() - 3).strip();
+                    if (comment.startsWith("given:")) {
+                        g = comment.substring("given:".length());
+                    }
+                }
+                if (open.equals(lang)) {
+                    all.add(new Block(f, line, open, body, g.strip()));
+                }
+            }
+        }
+        return all;
+    }
+
+    @Test
+    void docs_areFound() throws IOException {
+        assertThat(docs()).contains(ROOT.resolve("README.md"), ROOT.resolve("relay/DEPLOY.md"), ROOT.resolve("inbox/README.md"));
+        assertThat(blocks("properties")).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(blocks("java")).hasSizeGreaterThanOrEqualTo(10);
+    }
+
+    @TestFactory
+    Stream<DynamicTest> propertiesBlock_loadsWithoutTrailingComments_andRelayAcceptsIt(@TempDir Path dir) throws IOException {
+        return blocks("properties").stream().map(b -> DynamicTest.dynamicTest(b.where(), () -> {
+            Properties p = new Properties();
+            p.load(new StringReader(b.text()));
+            assertThat(p).as(b.where()).isNotEmpty();
+            for (String name : p.stringPropertyNames()) {
+                assertThat(p.getProperty(name)).as("%s: value of %s (properties files have no trailing comments)", b.where(), name)
+                        .doesNotContainPattern("\\s[#!]");
+            }
+            if (p.stringPropertyNames().stream().anyMatch(k -> k.startsWith("txbox."))) {
+                Path file = dir.resolve(b.className() + ".properties");
+                Files.writeString(file, b.text(), StandardCharsets.UTF_8);
+                RelayConfig config = RelayConfig.load(file, Map.of());
+                if (p.stringPropertyNames().stream().anyMatch(k -> k.startsWith("txbox.destination."))) {
+                    config.requireDestinations();
+                }
+                assertThat(RelayConfig.loadForAdmin(file, Map.of()).jdbcUrl()).isEqualTo(p.getProperty("txbox.jdbc.url"));
+            }
+        }));
+    }
+
+    @TestFactory
+    Stream<DynamicTest> javaBlock_compiles(@TempDir Path out) throws IOException {
+        List<Block> java = blocks("java");
+        Map<String, Block> byClass = new LinkedHashMap<>();
+        List<JavaFileObject> sources = new ArrayList<>();
+        for (Block b : java) {
+            byClass.put(b.className(), b);
+            sources.add(new Source(b.className(), source(b)));
+        }
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
+        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, Locale.ROOT, StandardCharsets.UTF_8)) {
+            javac.getTask(null, files, diagnostics, List.of("-proc:none", "-classpath", classpath, "-d", out.toString(),
+                    "-Xlint:none", "-nowarn"), null, sources).call();
+        }
+        Map<String, List<String>> errors = diagnostics.getDiagnostics().stream()
+                .filter(d -> d.getKind() == Diagnostic.Kind.ERROR && d.getSource() != null)
+                .collect(Collectors.groupingBy(d -> d.getSource().getName().replaceAll(".*/|\\.java$", ""),
+                        Collectors.mapping(d -> "line " + d.getLineNumber() + " of the wrapped source: "
+                                + d.getMessage(Locale.ROOT), Collectors.toList())));
+        return byClass.entrySet().stream().map(e -> DynamicTest.dynamicTest(e.getValue().where(), () ->
+                assertThat(errors.getOrDefault(e.getKey(), List.of()))
+                        .as("%s does not compile; wrapped source:%n%s", e.getValue().where(), numbered(source(e.getValue())))
+                        .isEmpty()));
+    }
+
+    /** The block wrapped by the convention in the class comment. */
+    static String source(Block b) {
+        StringBuilder imports = new StringBuilder();
+        Matcher m = IMPORT.matcher(b.given());
+        while (m.find()) {
+            imports.append(m.group()).append('\n');
+        }
+        String members = "    " + IMPORT.matcher(b.given()).replaceAll("").strip() + "\n";
+        List<String> lines = new ArrayList<>(List.of(elide(b.text()).split("\n", -1)));
+        StringBuilder lifted = new StringBuilder();
+        while (!lines.isEmpty() && (lines.get(0).strip().startsWith("@") || lines.get(0).strip().startsWith("static "))) {
+            lifted.append("    ").append(lines.remove(0)).append('\n');
+        }
+        StringBuilder src = new StringBuilder();
+        for (String p : IMPORTS) {
+            src.append("import ").append(p).append(".*;\n");
+        }
+        src.append("import static java.nio.charset.StandardCharsets.UTF_8;\n");
+        src.append(imports);
+        src.append("@SuppressWarnings(\"all\")\nabstract class ").append(b.className()).append(" {\n");
+        src.append(members).append(lifted);
+        src.append("    void snippet() throws Exception {\n");
+        for (String l : lines) {
+            src.append("        ").append(l).append('\n');
+        }
+        src.append("    }\n}\n");
+        return src.toString();
+    }
+
+    static String elide(String code) {
+        return code.replaceAll("\\{\\s*\\.\\.\\.\\s*}", "{ }").replace("(...)", "()").replaceAll("(?m)^\\s*\\.\\.\\.\\s*$", "");
+    }
+
+    static String numbered(String source) {
+        String[] lines = source.split("\n");
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < lines.length; i++) {
+            sb.append(String.format("%3d  %s%n", i + 1, lines[i]));
+        }
+        return sb.toString();
+    }
+
+    /** An in-memory source file. */
+    static final class Source extends SimpleJavaFileObject {
+        private final String code;
+
+        Source(String className, String code) {
+            super(URI.create("string:///" + className + Kind.SOURCE.extension), Kind.SOURCE);
+            this.code = code;
+        }
+
+        @Override
+        public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+            return code;
+        }
+    }
+}
