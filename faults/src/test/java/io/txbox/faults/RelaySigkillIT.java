@@ -122,8 +122,9 @@ class RelaySigkillIT {
 
     /**
      * Starts a relay child {@link #KILLS} times, emitting more rows before each start, and kills
-     * it with SIGKILL at a random moment after it has begun to publish; the last child drains the
-     * outbox and is stopped. Returns the step keys emitted here.
+     * it with SIGKILL: at a random moment after it has begun to publish, or, every other round,
+     * while its first DELETE waits at a {@link DeleteGate}. The last child drains the outbox and
+     * is stopped. Returns the step keys emitted here.
      */
     private List<String> runWithKills(String broker, String address, String target) throws Exception {
         List<String> emitted = new ArrayList<>();
@@ -133,9 +134,19 @@ class RelaySigkillIT {
             next += PER_ROUND;
             long before = outboxRows();
             String id = "child-" + broker + "-" + round + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
+            // every other round the kill lands where it costs most: the gate holds the child's
+            // first DELETE, so its batch is published and still in the outbox when it dies
+            boolean gated = round < KILLS && round % 2 == 1;
+            DeleteGate gate = gated ? DeleteGate.shut(PG.dataSource(), PG.schema(), tables.qualified(tables.outboxTable()))
+                    : null;
             try (Child child = Child.start(RelayChild.class, id, RelayChild.READY,
                     broker, PG.jdbcUrl(), PG.user(), PG.schema(), address, target, id)) {
-                if (round < KILLS) {
+                if (gated) {
+                    gate.awaitWaiting("relay-child-" + id, Duration.ofSeconds(60));
+                    child.kill();
+                    log.info("round {}: SIGKILLed {} between publish and delete, {} of {} rows left", round, id,
+                            outboxRows(), before);
+                } else if (round < KILLS) {
                     // publishing has begun once rows leave the outbox (after the dead child's lanes expired)
                     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10))
                             .until(() -> outboxRows() < before);
@@ -143,23 +154,15 @@ class RelaySigkillIT {
                     long killAt = ThreadLocalRandom.current().nextLong(0, before);
                     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
                             .until(() -> outboxRows() <= killAt);
-                    if (round % 2 == 0) {
-                        child.kill();
-                        log.info("round {}: SIGKILLed {} with {} of {} rows left", round, id, outboxRows(), before);
-                    } else {
-                        // every other round the kill lands where it costs most: the batch is
-                        // published, and its DELETE waits at the gate
-                        try (DeleteGate gate = DeleteGate.shut(PG.dataSource(), PG.schema(),
-                                tables.qualified(tables.outboxTable()))) {
-                            gate.awaitWaiting("relay-child-" + id, Duration.ofSeconds(60));
-                            child.kill();
-                        }
-                        log.info("round {}: SIGKILLed {} between publish and delete, {} of {} rows left", round, id,
-                                outboxRows(), before);
-                    }
+                    child.kill();
+                    log.info("round {}: SIGKILLed {} with {} of {} rows left", round, id, outboxRows(), before);
                 } else {
                     await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
                             .until(() -> outboxRows() == 0);
+                }
+            } finally {
+                if (gate != null) {
+                    gate.close();
                 }
             }
         }
