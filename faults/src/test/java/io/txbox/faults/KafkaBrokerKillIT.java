@@ -71,6 +71,7 @@ class KafkaBrokerKillIT {
                 Topics.awaitCaughtUp(broker.bootstrapServers(), group, topic, Duration.ofSeconds(120));
                 assertThat(consumer.isRunning()).isTrue();
                 assertThat(atKill).isLessThan(total);
+                assertThat(relay.status().failed()).as("publishes that failed while the broker was dead").isPositive();
 
                 List<String> delivered = Topics.deliveredStepKeys(broker.bootstrapServers(), topic, emitted,
                         Duration.ofSeconds(60));

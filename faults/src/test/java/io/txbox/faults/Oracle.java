@@ -23,8 +23,9 @@ final class Oracle {
      * @param emitted the step keys written to the outbox (or accepted requests)
      * @param delivered every delivery seen on the broker, duplicates included
      * @param effects business effects counted per key
+     * @return how many step keys were delivered more than once: the fault's footprint on the broker
      */
-    static void check(String what, Set<String> emitted, Collection<String> delivered, Map<String, Integer> effects) {
+    static long check(String what, Set<String> emitted, Collection<String> delivered, Map<String, Integer> effects) {
         Map<String, Integer> deliveries = new HashMap<>();
         delivered.forEach(k -> deliveries.merge(k, 1, Integer::sum));
         Set<String> lost = new TreeSet<>(emitted);
@@ -34,6 +35,7 @@ final class Oracle {
                 emitted.size(), delivered.size(), redelivered, effects.size());
         assertThat(lost).as("%s: emitted step keys never delivered", what).isEmpty();
         checkEffects(what, emitted, effects);
+        return redelivered;
     }
 
     /** Exactly one effect for every key of {@code emitted}, and none for any other key. */

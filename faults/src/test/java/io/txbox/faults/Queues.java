@@ -6,15 +6,11 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 /** RabbitMQ plumbing for the oracle: a topic exchange fanned out to queues, an audit queue drained back. */
 final class Queues {
@@ -59,40 +55,5 @@ final class Queues {
             });
         }
         return keys;
-    }
-
-    /** Runs rabbitmqctl and returns its output; fails on a non-zero exit. */
-    static String rabbitmqctl(String... args) throws Exception {
-        List<String> command = new ArrayList<>(List.of("rabbitmqctl", "-q"));
-        command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out;
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-            out = String.join("\n", r.lines().toList());
-        }
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            p.destroyForcibly();
-            throw new IllegalStateException("rabbitmqctl " + String.join(" ", args) + " failed: " + out);
-        }
-        return out;
-    }
-
-    /** Closes from the broker's side every connection the client named {@code connectionName}; returns how many. */
-    static int closeFromBroker(String connectionName) throws Exception {
-        List<String> pids = new ArrayList<>();
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(300)).until(() -> {
-            pids.clear();
-            for (String line : rabbitmqctl("list_connections", "--no-table-headers", "pid", "client_properties")
-                    .split("\n")) {
-                if (line.contains("{\"connection_name\",\"" + connectionName + "\"}")) {
-                    pids.add(line.substring(0, line.indexOf('\t')));
-                }
-            }
-            return !pids.isEmpty();
-        });
-        for (String pid : pids) {
-            rabbitmqctl("close_connection", pid, "txbox faults: simulated connection loss");
-        }
-        return pids.size();
     }
 }

@@ -7,6 +7,7 @@ import com.rabbitmq.client.Connection;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.consumer.Backoff;
+import io.txbox.inbox.consumer.ConsumerListener;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -50,15 +52,15 @@ class RabbitOutageIT {
     @Test
     void rabbit_connectionsClosedByBrokerWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce()
             throws Exception {
-        run("closed", (publisherConnection, consumerConnection, feeder) -> {
-            assertThat(Queues.closeFromBroker(publisherConnection)).isPositive();
-            assertThat(Queues.closeFromBroker(consumerConnection)).isPositive();
+        run("closed", false, (publisherConnection, consumerConnection, feeder) -> {
+            assertThat(RABBIT.closeConnections(publisherConnection)).isPositive();
+            assertThat(RABBIT.closeConnections(consumerConnection)).isPositive();
         });
     }
 
     @Test
     void rabbit_appStoppedAndStartedWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce() throws Exception {
-        run("stopapp", (publisherConnection, consumerConnection, feeder) -> {
+        run("stopapp", true, (publisherConnection, consumerConnection, feeder) -> {
             try {
                 RABBIT.stopApp();
                 feeder.awaitMore(200, Duration.ofSeconds(30)); // rows keep arriving; publishes fail
@@ -72,7 +74,11 @@ class RabbitOutageIT {
         void inject(String publisherConnection, String consumerConnection, Feeder feeder) throws Exception;
     }
 
-    private void run(String hint, Fault fault) throws Exception {
+    /**
+     * Runs relay and consumer through {@code fault}. Footprint: the consumer saw its connection
+     * fail (and recovered); with {@code publishesFail}, the relay also counted failed publishes.
+     */
+    private void run(String hint, boolean publishesFail, Fault fault) throws Exception {
         String exchange = RABBIT.name(hint + "-x");
         String inboxQueue = RABBIT.name(hint + "-inbox");
         RABBIT.track(inboxQueue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX); // the consumer declares it
@@ -86,6 +92,13 @@ class RabbitOutageIT {
         RabbitPublisher publisher = RabbitPublisher.builder().connectionFactory(RABBIT.connectionFactory())
                 .connectionName(publisherConnection).build();
         Set<String> emitted;
+        AtomicInteger consumerErrors = new AtomicInteger();
+        ConsumerListener errors = new ConsumerListener() {
+            @Override
+            public void onError(String consumer, Throwable error) {
+                consumerErrors.incrementAndGet();
+            }
+        };
         try (Relay relay = Relay.builder().dataSource(PG.dataSource()).tables(tables)
                         .route(hint, publisher.exchange(exchange)).pollInterval(Duration.ofMillis(20))
                         .publishTimeout(Duration.ofSeconds(2)).laneLease(Duration.ofSeconds(10))
@@ -93,7 +106,7 @@ class RabbitOutageIT {
                 InboxConsumer consumer = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
                                 PG.dataSource(), Effects.recorder(name))
                         .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue)
-                        .deadLetterExchange(RABBIT.track(exchange + "-dlx")).prefetch(10)
+                        .deadLetterExchange(RABBIT.track(exchange + "-dlx")).prefetch(10).listener(errors)
                         .backoff(new Backoff(Duration.ofMillis(100), Duration.ofMillis(500))).build();
                 Feeder feeder = new Feeder(PG.dataSource(), outbox, unique, hint, total, 20, Duration.ofMillis(60))) {
             relay.start();
@@ -101,6 +114,10 @@ class RabbitOutageIT {
             await().atMost(Duration.ofSeconds(60)).until(() -> effects.distinct(name) >= 200);
 
             fault.inject(publisherConnection, "txbox-" + name, feeder);
+            await().atMost(Duration.ofSeconds(30)).until(() -> consumerErrors.get() > 0);
+            if (publishesFail) {
+                assertThat(relay.status().failed()).as("publishes that failed during the outage").isPositive();
+            }
 
             emitted = feeder.finish(Duration.ofSeconds(60));
             assertThat(emitted).hasSize(total);

@@ -14,12 +14,10 @@ import io.txbox.migrations.TxboxMigrations;
 import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
+import io.txbox.testkit.DeleteGate;
 import io.txbox.testkit.TestKafka;
 import io.txbox.testkit.TestPostgres;
 import io.txbox.testkit.TestRabbit;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,7 +25,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -88,7 +85,9 @@ class RelaySigkillIT {
             consumer.start();
             Topics.awaitCaughtUp(KAFKA.bootstrapServers(), group, topic, Duration.ofSeconds(120));
         }
-        Oracle.check("relay SIGKILLed x" + KILLS + " -> Kafka", emitted, delivered, effects.countsByKey(name));
+        long republished = Oracle.check("relay SIGKILLed x" + KILLS + " -> Kafka", emitted, delivered,
+                effects.countsByKey(name));
+        assertThat(republished).as("rows published again after a kill landed between publish and delete").isPositive();
     }
 
     @Test
@@ -117,13 +116,16 @@ class RelaySigkillIT {
                     effects.distinct(name) == emitted.size() && Queues.ready(rabbit, inboxQueue) == 0);
         }
         assertThat(Queues.ready(rabbit, inboxQueue)).as("messages left unacked in the inbox queue").isZero();
-        Oracle.check("relay SIGKILLed x" + KILLS + " -> RabbitMQ", emitted, delivered, effects.countsByKey(name));
+        long republished = Oracle.check("relay SIGKILLed x" + KILLS + " -> RabbitMQ", emitted, delivered,
+                effects.countsByKey(name));
+        assertThat(republished).as("rows published again after a kill landed between publish and delete").isPositive();
     }
 
     /**
      * Starts a relay child {@link #KILLS} times, emitting more rows before each start, and kills
-     * it with SIGKILL at a random moment after it has begun to publish; the last child drains the
-     * outbox and is stopped. Returns the step keys emitted here.
+     * it with SIGKILL: at a random moment after it has begun to publish, or, every other round,
+     * while its first DELETE waits at a {@link DeleteGate}. The last child drains the outbox and
+     * is stopped. Returns the step keys emitted here.
      */
     private List<String> runWithKills(String broker, String address, String target) throws Exception {
         List<String> emitted = new ArrayList<>();
@@ -133,9 +135,19 @@ class RelaySigkillIT {
             next += PER_ROUND;
             long before = outboxRows();
             String id = "child-" + broker + "-" + round + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
-            Process child = startChild(broker, address, target, id);
-            try {
-                if (round < KILLS) {
+            // every other round the kill lands where it costs most: the gate holds the child's
+            // first DELETE, so its batch is published and still in the outbox when it dies
+            boolean gated = round < KILLS && round % 2 == 1;
+            DeleteGate gate = gated ? DeleteGate.shut(PG.dataSource(), PG.schema(), tables.qualified(tables.outboxTable()))
+                    : null;
+            try (Child child = Child.start(RelayChild.class, id, RelayChild.READY,
+                    broker, PG.jdbcUrl(), PG.user(), PG.schema(), address, target, id)) {
+                if (gated) {
+                    gate.awaitWaiting("relay-child-" + id, Duration.ofSeconds(60));
+                    child.kill();
+                    log.info("round {}: SIGKILLed {} between publish and delete, {} of {} rows left", round, id,
+                            outboxRows(), before);
+                } else if (round < KILLS) {
                     // publishing has begun once rows leave the outbox (after the dead child's lanes expired)
                     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10))
                             .until(() -> outboxRows() < before);
@@ -143,41 +155,19 @@ class RelaySigkillIT {
                     long killAt = ThreadLocalRandom.current().nextLong(0, before);
                     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
                             .until(() -> outboxRows() <= killAt);
-                    child.destroyForcibly();
-                    assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                    child.kill();
                     log.info("round {}: SIGKILLed {} with {} of {} rows left", round, id, outboxRows(), before);
                 } else {
                     await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
                             .until(() -> outboxRows() == 0);
                 }
             } finally {
-                if (child.isAlive()) {
-                    child.destroy();
-                    if (!child.waitFor(20, TimeUnit.SECONDS)) {
-                        child.destroyForcibly();
-                    }
+                if (gate != null) {
+                    gate.close();
                 }
             }
         }
         return emitted;
-    }
-
-    private static Process startChild(String broker, String address, String target, String id) throws IOException {
-        Path logFile = Path.of("target", "relay-children", id + ".log");
-        Files.createDirectories(logFile.getParent());
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                "-cp", System.getProperty("java.class.path"), RelayChild.class.getName(),
-                broker, PG.jdbcUrl(), PG.user(), PG.schema(), address, target, id)
-                .redirectErrorStream(true).redirectOutput(logFile.toFile()).start();
-        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(50)).until(() -> {
-            if (!p.isAlive()) {
-                throw new IllegalStateException("relay child " + id + " exited with " + p.exitValue() + ": "
-                        + Files.readString(logFile));
-            }
-            return Files.readString(logFile).contains(RelayChild.READY);
-        });
-        return p;
     }
 
     private static List<String> emit(String prefix, int from, int count) throws SQLException {

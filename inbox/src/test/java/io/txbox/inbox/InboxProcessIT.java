@@ -271,10 +271,14 @@ class InboxProcessIT {
         InboundMessage m = InboundMessage.of("pay-listen", new byte[] {1});
         int processed = count(Outcome.Status.PROCESSED);
         int duplicate = count(Outcome.Status.DUPLICATE);
+        int failed = count(Outcome.Status.FAILED);
+        assertThat(inbox.process(PG.dataSource(), m, failing("gateway down")).status()).isEqualTo(Outcome.Status.FAILED);
+        assertThat(count(Outcome.Status.FAILED)).isEqualTo(failed + 1);
         inbox.process(PG.dataSource(), m, inserting("x"));
         inbox.process(PG.dataSource(), m, inserting("x"));
         assertThat(count(Outcome.Status.PROCESSED)).isEqualTo(processed + 1);
         assertThat(count(Outcome.Status.DUPLICATE)).isEqualTo(duplicate + 1);
+        assertThat(count(Outcome.Status.FAILED)).isEqualTo(failed + 1);
     }
 
     private static int count(Outcome.Status s) {

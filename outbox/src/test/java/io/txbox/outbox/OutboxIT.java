@@ -194,9 +194,28 @@ class OutboxIT {
     void sendAll_batch_reportsWhichWereEmitted() throws Exception {
         try (Connection c = transaction()) {
             outbox.send(c, message("B2", "s"));
+            c.commit();
+        }
+        long b2 = id("B2:s");
+        try (Connection c = transaction()) {
             List<Boolean> emitted = outbox.sendAll(c, List.of(message("B1", "s"), message("B2", "s"), message("B3", "s")));
             assertThat(emitted).containsExactly(true, false, true);
             c.commit();
+        }
+        // what the database holds: one row per step key, the earlier B2 row untouched and the
+        // two new rows written in the batch's order
+        assertThat(count("original_key IN ('B1', 'B2', 'B3')")).isEqualTo(3);
+        assertThat(count("step_key = 'B2:s'")).isEqualTo(1);
+        assertThat(id("B1:s")).isGreaterThan(id("B2:s")).isLessThan(id("B3:s"));
+        assertThat(id("B2:s")).isEqualTo(b2);
+    }
+
+    private static long id(String stepKey) throws Exception {
+        try (Connection c = PG.connection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("select id from " + tables.qualified(tables.outboxTable())
+                        + " where step_key = '" + stepKey + "'")) {
+            assertThat(rs.next()).as("row for %s", stepKey).isTrue();
+            return rs.getLong(1);
         }
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.InvalidInputException;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 class StepKeyTest {
@@ -43,10 +44,13 @@ class StepKeyTest {
     }
 
     @Test
-    void of_over255BytesOfUtf8_isRejected() {
-        String emoji = "\uD83D\uDE00".repeat(63); // 252 bytes
-        assertThat(StepKey.of(emoji.substring(0, 124), "ab").value()).hasSizeLessThan(255);
-        assertThatThrownBy(() -> StepKey.of(emoji, "step"))
+    void of_exactly255BytesOfUtf8_isAcceptedAnd256Rejected() {
+        String emoji = "\uD83D\uDE00".repeat(63); // 63 four-byte code points: 252 bytes, 126 chars
+        StepKey atLimit = StepKey.of(emoji, "ab"); // 252 + ':' + 2 = 255 bytes
+
+        assertThat(atLimit.value().getBytes(StandardCharsets.UTF_8)).hasSize(255);
+        assertThat(atLimit.original()).isEqualTo(emoji);
+        assertThatThrownBy(() -> StepKey.of(emoji, "abc")) // 256 bytes, still only 130 chars
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("bytes of UTF-8");
     }
 

@@ -41,8 +41,20 @@ final class Consumed implements AutoCloseable {
         consumer.seekToBeginning(parts);
     }
 
-    /** Polls until at least {@code n} records were read in total. */
-    Consumed awaitCount(int n, Duration timeout) {
+    /**
+     * Polls until records with at least {@code n} distinct step keys were read: a redelivered
+     * duplicate does not count, so it cannot stand in for a lost row.
+     */
+    Consumed awaitStepKeys(int n, Duration timeout) {
+        await().atMost(timeout).pollInterval(Duration.ofMillis(10)).until(() -> {
+            consumer.poll(Duration.ofMillis(100)).forEach(records::add);
+            return stepKeys().size() >= n;
+        });
+        return this;
+    }
+
+    /** Polls until at least {@code n} records were read, duplicates included: for an expected republish. */
+    Consumed awaitRecords(int n, Duration timeout) {
         await().atMost(timeout).pollInterval(Duration.ofMillis(10)).until(() -> {
             consumer.poll(Duration.ofMillis(100)).forEach(records::add);
             return records.size() >= n;

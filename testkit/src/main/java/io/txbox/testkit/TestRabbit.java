@@ -336,9 +336,40 @@ public final class TestRabbit implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
-  private void runCtl(String action) {
+  /**
+   * Closes, from the broker's side, every connection whose client named it {@code
+   * connectionName} ({@code rabbitmqctl close_connection}), as a network loss would end it. Waits
+   * up to 30 s for such a connection to show up. Unlike {@link #stopApp()} it touches only these
+   * connections, so it is safe on a shared node.
+   *
+   * @return how many connections were closed, at least one
+   * @throws TestkitException if rabbitmqctl fails (with its output and exit code), or no
+   *     connection of that name appears
+   */
+  public int closeConnections(String connectionName) {
+    List<String> pids = new ArrayList<>();
+    Poll.until(Duration.ofSeconds(30), Duration.ofMillis(300), () -> {
+      pids.clear();
+      String marker = "{\"connection_name\",\"" + connectionName + "\"}";
+      for (String line : runCtl("-q", "list_connections", "--no-table-headers", "pid",
+          "client_properties").split("\n")) {
+        if (line.contains(marker) && line.indexOf('\t') > 0) {
+          pids.add(line.substring(0, line.indexOf('\t')));
+        }
+      }
+      return !pids.isEmpty();
+    }, () -> "RabbitMQ: no connection named " + connectionName + " to close.");
+    for (String pid : pids) {
+      runCtl("-q", "close_connection", pid, "txbox-testkit: simulated connection loss");
+    }
+    log.info("[rabbitmq {}] closed {} connection(s) named {}", redact(uri()), pids.size(),
+        connectionName);
+    return pids.size();
+  }
+
+  private String runCtl(String... args) {
     List<String> command = new ArrayList<>(rabbitmqctl);
-    command.add(action);
+    command.addAll(List.of(args));
     Path output = null;
     try {
       output = Files.createTempFile("txbox-rabbitmqctl-", ".log");
@@ -355,6 +386,7 @@ public final class TestRabbit implements BeforeAllCallback, AfterAllCallback {
             + "code " + process.exitValue() + ": " + text + " (it must run as root or the "
             + "rabbitmq user, on the node's machine)");
       }
+      return text;
     } catch (IOException e) {
       throw new TestkitException("RabbitMQ: cannot run " + String.join(" ", command) + ": "
           + e.getMessage() + " (is rabbitmqctl on the PATH?)", e);

@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -72,8 +71,6 @@ final class KafkaRunner implements KafkaInboxConsumer {
     /** The current assignment, for tests: who owns what after a rebalance. */
     volatile Set<TopicPartition> assignment = Set.of();
 
-    /** Test hook: returns true to simulate a crash after the database commit, before the offset commit. */
-    volatile @Nullable Predicate<Delivery> crashAfterCommit;
 
     KafkaRunner(DeliveryProcessor processor, List<String> topics, @Nullable String deadLetterTopic,
             Duration pollTimeout, Map<String, Object> consumerConfig, Map<String, Object> producerConfig) {
@@ -145,11 +142,6 @@ final class KafkaRunner implements KafkaInboxConsumer {
             consumer.subscribe(topics, new Rebalance(consumer));
             loop(consumer, producer);
             graceful = !abandoned;
-        } catch (SimulatedCrash e) {
-            // Closing the consumer calls onPartitionsRevoked: make sure nothing is committed.
-            abandoned = true;
-            pending.clear();
-            log.warn("[{}] simulated crash: closing without committing offsets", consumer());
         } catch (RuntimeException | Error e) {
             log.error("[{}] consumer failed and stops; uncommitted records will be redelivered", consumer(), e);
             listener.onError(consumer(), e);
@@ -205,10 +197,6 @@ final class KafkaRunner implements KafkaInboxConsumer {
             TopicPartition tp, ConsumerRecord<byte[], byte[]> record) {
         Delivery delivery = toDelivery(record);
         Decision decision = processor.process(delivery);
-        Predicate<Delivery> crash = crashAfterCommit;
-        if (crash != null && crash.test(delivery)) {
-            throw new SimulatedCrash();
-        }
         if (decision instanceof Decision.Retry retry) {
             retryLater(consumer, tp, record.offset(), retry.delay());
             return false;
@@ -432,15 +420,6 @@ final class KafkaRunner implements KafkaInboxConsumer {
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             assignment = Set.copyOf(consumer.assignment());
             log.info("[{}] partitions assigned: {}", consumer(), partitions);
-        }
-    }
-
-    /** Thrown by the test hook to leave the loop the way a killed process would. */
-    static final class SimulatedCrash extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        SimulatedCrash() {
-            super("simulated crash", null, false, false);
         }
     }
 }

@@ -31,7 +31,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,8 +68,6 @@ final class RabbitRunner implements RabbitInboxConsumer {
     private volatile boolean returned;
     private final AtomicInteger deadLetterFailures = new AtomicInteger();
 
-    /** Test hook: returns true to simulate a crash after the database commit, before the ack. */
-    volatile @Nullable Predicate<Delivery> crashAfterCommit;
 
     RabbitRunner(DeliveryProcessor processor, ConnectionFactory factory, String queue, int prefetch,
             int concurrency, String deadLetterExchange, boolean declareDeadLetterTopology) {
@@ -243,11 +240,6 @@ final class RabbitRunner implements RabbitInboxConsumer {
         try {
             Delivery delivery = toDelivery(tag, envelope, props, body);
             Decision decision = processor.process(delivery);
-            Predicate<Delivery> crash = crashAfterCommit;
-            if (crash != null && crash.test(delivery)) {
-                simulateCrash();
-                return;
-            }
             if (decision instanceof Decision.Ack) {
                 ack(channel, tag, delivery.coordinates());
             } else if (decision instanceof Decision.Retry retry) {
@@ -338,30 +330,6 @@ final class RabbitRunner implements RabbitInboxConsumer {
             // The broker requeues it anyway when the channel closes.
             log.debug("[{}] {}: nack failed: {}", consumer(), coordinates, e.toString());
         }
-    }
-
-    private void simulateCrash() {
-        log.warn("[{}] simulated crash: aborting the connection without acking", consumer());
-        synchronized (lock) {
-            closing = true;
-        }
-        Connection c = connection;
-        // Not on this consumer thread: the client waits for its consumer threads while closing.
-        Thread t = new Thread(() -> {
-            if (c != null) {
-                c.abort(1_000);
-            }
-            ScheduledThreadPoolExecutor s = scheduler;
-            if (s != null) {
-                s.shutdownNow();
-            }
-            ExecutorService e = executor;
-            if (e != null) {
-                e.shutdown();
-            }
-            running = false;
-        }, "txbox-rabbit-" + consumer() + "-crash");
-        t.start();
     }
 
     private Delivery toDelivery(long tag, Envelope envelope, AMQP.BasicProperties props, byte[] body) {

@@ -9,17 +9,14 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestPostgres;
-import java.io.PrintWriter;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
-import java.sql.SQLNonTransientConnectionException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
+import org.postgresql.ds.PGSimpleDataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -164,10 +161,14 @@ class DeliveryProcessorIT {
     }
 
     @Test
-    void process_databaseUnreachable_retriesWithGrowingBackoffAndRecordsNothing() {
-        AtomicInteger calls = new AtomicInteger();
+    void process_databaseUnreachable_retriesWithGrowingBackoffAndRecordsNothing() throws Exception {
         CountingListener listener = new CountingListener();
-        DeliveryProcessor p = new TestBuilder(inbox("proc-down"), new DownDataSource(calls), effects.recorder("x"))
+        AtomicInteger handlerRuns = new AtomicInteger();
+        Handler handler = (tx, m) -> {
+            handlerRuns.incrementAndGet();
+            return effects.recorder("proc-down").handle(tx, m);
+        };
+        DeliveryProcessor p = new TestBuilder(inbox("proc-down"), unreachableDatabase(), handler)
                 .backoff(BACKOFF).listener(listener).processor();
 
         Decision d1 = p.process(delivery("k"));
@@ -177,8 +178,28 @@ class DeliveryProcessorIT {
         assertThat(d1).isInstanceOf(Decision.Retry.class);
         assertThat(((Decision.Retry) d3).delay()).isGreaterThanOrEqualTo(Duration.ofMillis(200));
         assertThat(((Decision.Retry) d2).delay()).isGreaterThanOrEqualTo(Duration.ofMillis(100));
-        assertThat(calls.get()).isPositive();
         assertThat(listener.retries).hasSize(3);
+        assertThat(listener.errors.get()).as("each attempt reported the refused connection").isEqualTo(3);
+        assertThat(handlerRuns).hasValue(0);
+        assertThat(effects.total("proc-down")).isZero();
+    }
+
+    /**
+     * A real PostgreSQL data source aimed at a local port nothing listens on (bound, then
+     * released): every connection attempt is refused by the operating system.
+     */
+    private static DataSource unreachableDatabase() throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setServerNames(new String[] {"127.0.0.1"});
+        ds.setPortNumbers(new int[] {port});
+        ds.setDatabaseName("test");
+        ds.setUser(PG.user());
+        ds.setConnectTimeout(5);
+        return ds;
     }
 
     @Test
@@ -193,56 +214,5 @@ class DeliveryProcessorIT {
 
         assertThat(p.process(delivery("k"))).isInstanceOf(Decision.Ack.class);
         assertThat(effects.count("proc-listener", "k")).isEqualTo(1);
-    }
-
-    /** A database that refuses every connection. */
-    private static final class DownDataSource implements DataSource {
-        private final AtomicInteger calls;
-
-        DownDataSource(AtomicInteger calls) {
-            this.calls = calls;
-        }
-
-        @Override
-        public Connection getConnection() throws SQLException {
-            calls.incrementAndGet();
-            throw new SQLNonTransientConnectionException("Connection refused", "08001");
-        }
-
-        @Override
-        public Connection getConnection(String u, String p) throws SQLException {
-            return getConnection();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {}
-
-        @Override
-        public void setLoginTimeout(int seconds) {}
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-            throw new SQLFeatureNotSupportedException();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            throw new SQLException("no");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) {
-            return false;
-        }
     }
 }

@@ -34,7 +34,13 @@ class KafkaInboxConsumerBuilderTest {
 
     @Test
     void consumerProperty_autoCommitFalse_accepted() {
-        builder().consumerProperty("enable.auto.commit", false);
+        KafkaInboxConsumer.Builder builder = builder().bootstrapServers("localhost:9092").topics("t");
+
+        assertThat(builder.consumerProperty("enable.auto.commit", false)).isSameAs(builder);
+        assertThat(builder.consumerProperty("enable.auto.commit", "false")).isSameAs(builder);
+        KafkaInboxConsumer consumer = builder.build();
+        assertThat(consumer.isRunning()).isFalse();
+        consumer.close();
     }
 
     @Test

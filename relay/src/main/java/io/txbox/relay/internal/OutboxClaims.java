@@ -118,7 +118,7 @@ public final class OutboxClaims {
                 + " ORDER BY id LIMIT 1), 0)::bigint";
     }
 
-    private static String claimQuery(DSLContext r, org.jooq.Condition skip) {
+    private static String claimQuery(DSLContext r, io.txbox.internal.shaded.jooq.Condition skip) {
         TxboxOutbox o = TXBOX_OUTBOX;
         return r.select(o.ID, o.STEP_KEY, o.ORIGINAL_KEY, o.DESTINATION, o.ROUTING_KEY, o.LANE, o.PAYLOAD,
                         o.HEADER_NAMES, o.HEADER_VALUES, o.CONTENT_TYPE, o.TRACEPARENT, o.TRACESTATE, o.ATTEMPTS,

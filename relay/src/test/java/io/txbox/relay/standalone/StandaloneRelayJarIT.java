@@ -276,12 +276,29 @@ class StandaloneRelayJarIT {
 
     @Test
     void status_throughTheJar_printsJson() throws Exception {
-        Child child = jar("status", "--json", "--config", config("status.properties").toString());
+        // a schema of its own with known contents: 3 pending outbox rows, 2 dead inbox entries
+        String schema = PG.newSchema("status");
+        TxboxTables statusTables = TxboxTables.inSchema(schema);
+        TxboxMigrations.migrate(PG.dataSource(), statusTables);
+        Outbox statusOutbox = Outbox.builder().tables(statusTables).build();
+        try (Connection c = PG.dataSource().getConnection()) {
+            for (int i = 0; i < 3; i++) {
+                statusOutbox.send(c, OutboxMessage.builder(StepKey.of("status-" + i, "s"), "orders").payload("x").build());
+            }
+            try (var st = c.createStatement()) {
+                st.execute("INSERT INTO " + statusTables.qualified(statusTables.inboxTable())
+                        + " (consumer, message_key, status, attempts, last_error) VALUES"
+                        + " ('payments', 'dead-1', 'DEAD', 3, 'boom'), ('payments', 'dead-2', 'DEAD', 3, 'boom'),"
+                        + " ('payments', 'done-1', 'COMPLETED', 1, NULL)");
+            }
+        }
+        Child child = jar("status", "--json", "--config", config("status.properties", "txbox.schema=" + schema).toString());
         assertThat(child.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(child.process().exitValue()).as(child.stderr()).isZero();
         JsonNode status = JSON.readTree(child.stdout());
-        assertThat(status.at("/outbox/pending").isNumber()).isTrue();
-        assertThat(status.at("/inbox/dead").isNumber()).isTrue();
+        assertThat(status.at("/outbox/pending").asLong()).as(child.stdout()).isEqualTo(3);
+        assertThat(status.at("/outbox/dead").asLong()).as(child.stdout()).isZero();
+        assertThat(status.at("/inbox/dead").asLong()).as(child.stdout()).isEqualTo(2);
         assertThat(Map.of("out", child.stdout(), "err", child.stderr()).toString()).doesNotContain(DB_SECRET);
     }
 }
