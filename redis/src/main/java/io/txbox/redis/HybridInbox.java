@@ -5,7 +5,6 @@ import io.txbox.Texts;
 import io.txbox.inbox.Inbox;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * The database {@link Inbox} with Redis in front: a cache of completed results and a marker of
