@@ -24,6 +24,7 @@ public final class Main {
         SCENARIOS.put("e2e-latency", E2eLatency::new);
         SCENARIOS.put("backlog-scaling", BacklogScaling::new);
         SCENARIOS.put("soak", Soak::new);
+        SCENARIOS.put("duplicate-storm", DuplicateStorm::new);
     }
 
     private Main() {}

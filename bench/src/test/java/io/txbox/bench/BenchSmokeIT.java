@@ -79,6 +79,15 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/double_effects").asLong()).isZero();
     }
 
+    @Test
+    void duplicateStorm_withAndWithoutRedis_reportsTheFactorsAndDoublesNothing() throws Exception {
+        JsonNode bench = run("duplicate-storm", "--senders", "8", "--keys", "100", "--copies", "5");
+        assertThat(bench.at("/figures/tx_reduction").asDouble()).isGreaterThan(1);
+        assertThat(bench.at("/figures/throughput_ratio").asDouble()).isPositive();
+        assertThat(bench.at("/figures/double_effects").asLong()).isZero();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+    }
+
     private static JsonNode run(String... args) throws Exception {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         List<String> all = new ArrayList<>(List.of(args));

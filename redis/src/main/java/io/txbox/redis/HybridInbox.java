@@ -1,10 +1,10 @@
 package io.txbox.redis;
 
 import io.txbox.ConfigException;
+import io.txbox.Texts;
 import io.txbox.inbox.Inbox;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * The database {@link Inbox} with Redis in front: a cache of completed results and a marker of
@@ -103,7 +103,11 @@ public interface HybridInbox extends Inbox, AutoCloseable {
 
         /** The Redis server, as {@code redis://[password@]host:port[/database]}; default {@value HybridInbox#DEFAULT_REDIS_URL}. */
         public Builder redisUrl(String redisUrl) {
-            this.redisUrl = Objects.requireNonNull(redisUrl, "redisUrl");
+            if (redisUrl == null || redisUrl.isBlank()) {
+                throw new ConfigException("redisUrl must be a Redis URL such as redis://127.0.0.1:6379, but was "
+                        + Texts.quote(redisUrl));
+            }
+            this.redisUrl = redisUrl;
             return this;
         }
 

@@ -31,7 +31,12 @@ import org.slf4j.LoggerFactory;
 final class RedisLink implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RedisLink.class);
 
+    /** Shortest time allowed for opening the connection. */
+    static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(2);
+
     private final String name;
+    private final Duration connectTimeout;
+    private final Duration commandTimeout;
     private final RedisURI uri;
     private final ClientResources resources;
     private final RedisClient client;
@@ -48,8 +53,12 @@ final class RedisLink implements AutoCloseable {
             throw new ConfigException("redisUrl " + Texts.quote(url) + " is not a Redis URL (redis://host:port/db): "
                     + e.getMessage());
         }
-        parsed.setTimeout(commandTimeout);
+        // Connecting (and the first use of the client's classes) takes longer than a command;
+        // the command timeout is set on the connection once it is open.
+        this.connectTimeout = commandTimeout.compareTo(MIN_CONNECT_TIMEOUT) > 0 ? commandTimeout : MIN_CONNECT_TIMEOUT;
+        parsed.setTimeout(connectTimeout);
         this.uri = parsed;
+        this.commandTimeout = commandTimeout;
         // Reconnect attempts back off to at most 1 s, so Redis is usable again soon after it returns.
         this.resources = DefaultClientResources.builder()
                 .ioThreadPoolSize(2)
@@ -61,7 +70,7 @@ final class RedisLink implements AutoCloseable {
                 .autoReconnect(true)
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout.multipliedBy(4)).build())
+                .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
                 .build());
     }
 
@@ -76,7 +85,9 @@ final class RedisLink implements AutoCloseable {
                 throw new IllegalStateException(name + " is closed");
             }
             if (connection == null) {
-                connection = client.connect(ByteArrayCodec.INSTANCE, uri);
+                StatefulRedisConnection<byte[], byte[]> opened = client.connect(ByteArrayCodec.INSTANCE, uri);
+                opened.setTimeout(commandTimeout);
+                connection = opened;
                 log.info("{} - connected to Redis at {}:{}", name, uri.getHost(), uri.getPort());
             }
             return connection;

@@ -13,7 +13,6 @@ import io.txbox.inbox.Outcome;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -153,7 +152,11 @@ public interface RedisStore extends AutoCloseable {
 
         /** The Redis server, as {@code redis://[password@]host:port[/database]}; default {@value RedisStore#DEFAULT_REDIS_URL}. */
         public Builder redisUrl(String redisUrl) {
-            this.redisUrl = Objects.requireNonNull(redisUrl, "redisUrl");
+            if (redisUrl == null || redisUrl.isBlank()) {
+                throw new ConfigException("redisUrl must be a Redis URL such as redis://127.0.0.1:6379, but was "
+                        + Texts.quote(redisUrl));
+            }
+            this.redisUrl = redisUrl;
             return this;
         }
 
@@ -212,7 +215,10 @@ public interface RedisStore extends AutoCloseable {
 
         /** How payloads are fingerprinted; default {@link Fingerprint#sha256()}. */
         public Builder fingerprint(Fingerprint fingerprint) {
-            this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
+            if (fingerprint == null) {
+                throw new ConfigException("fingerprint must not be null");
+            }
+            this.fingerprint = fingerprint;
             return this;
         }
 

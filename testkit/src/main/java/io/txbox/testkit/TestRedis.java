@@ -51,12 +51,21 @@ public final class TestRedis implements BeforeAllCallback, AfterAllCallback {
     return new TestRedis(env == null || env.isBlank() ? DEFAULT_URL : env);
   }
 
+  /** An extension on the server at {@code url} ({@code redis://host:port[/database]}), whatever the environment says. */
+  public static TestRedis perClass(String url) {
+    if (url == null || url.isBlank()) {
+      throw new IllegalArgumentException("url must be a Redis URL such as " + DEFAULT_URL + ", but was " + url);
+    }
+    return new TestRedis(url);
+  }
+
   @Override
   public void beforeAll(ExtensionContext context) {
     synchronized (lock) {
       if (prefix != null) {
         return; // a @Nested class shares the outer class's prefix
       }
+      probe();
       RedisURI uri = RedisURI.create(url);
       uri.setTimeout(CONNECT_TIMEOUT);
       RedisClient c = RedisClient.create(uri);
@@ -67,13 +76,35 @@ public final class TestRedis implements BeforeAllCallback, AfterAllCallback {
         connection = conn;
       } catch (RuntimeException e) {
         c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-        throw new TestkitException("Redis at " + url + " did not answer within " + CONNECT_TIMEOUT.toSeconds()
-            + " s (" + e.getMessage() + "). Start it with `redis-server --daemonize yes --save '' --appendonly no`"
-            + " or set TXBOX_TEST_REDIS_URL to a running server.", e);
+        throw unreachable(e);
       }
       prefix = "txbox-test:" + Names.classId(context.getRequiredTestClass()) + ":";
       ownerId = context.getUniqueId();
     }
+  }
+
+  /** A plain TCP connect first: an absent server fails in milliseconds, before the client starts. */
+  private void probe() {
+    String host;
+    int port;
+    try {
+      java.net.URI u = java.net.URI.create(url);
+      host = u.getHost() == null ? "127.0.0.1" : u.getHost();
+      port = u.getPort() < 0 ? 6379 : u.getPort();
+    } catch (IllegalArgumentException e) {
+      throw new TestkitException("TXBOX_TEST_REDIS_URL " + url + " is not a URL such as " + DEFAULT_URL, e);
+    }
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.connect(new java.net.InetSocketAddress(host, port), (int) CONNECT_TIMEOUT.toMillis());
+    } catch (java.io.IOException e) {
+      throw unreachable(e);
+    }
+  }
+
+  private TestkitException unreachable(Exception e) {
+    return new TestkitException("Redis at " + url + " did not answer within " + CONNECT_TIMEOUT.toSeconds()
+        + " s (" + e.getMessage() + "). Start it with `redis-server --daemonize yes --save '' --appendonly no`"
+        + " or set TXBOX_TEST_REDIS_URL to a running server.", e);
   }
 
   @Override

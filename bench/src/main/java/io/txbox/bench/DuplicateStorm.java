@@ -1,0 +1,333 @@
+package io.txbox.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.txbox.inbox.Handler;
+import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.Outcome;
+import io.txbox.redis.HybridInbox;
+import io.txbox.redis.RedisListener;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.DelayQueue;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * duplicate-storm: a broker or clients retrying hard. {@code --keys} keys, each delivered
+ * {@code --copies} times at once by {@code --senders} threads (the copies of a key are next to
+ * each other in the shared delivery list, so they run concurrently). The handler inserts one
+ * business row and then spends {@code --work-ms} in its transaction, standing for the rest of
+ * the business logic. Runs twice in the same
+ * process: the database inbox alone, then the same inbox with the Redis fast path
+ * ({@link HybridInbox}) in front. An IN_FLIGHT answer (or a failed call) is redelivered after
+ * {@code --backoff-ms}, as a broker would: the sender takes other deliveries meanwhile.
+ *
+ * <p>Figures per side: database transactions per effect (connections borrowed from the pool;
+ * each inbox call borrows one per transaction), p99 latency of an inbox call, deliveries per
+ * second. {@code tx_reduction} = transactions per effect without / with, {@code throughput_ratio}
+ * = with / without; {@code double_effects} and {@code lost} count keys with more than one, or no,
+ * business row.
+ */
+final class DuplicateStorm extends Scenario {
+    private int senders;
+    private int keys;
+    private int copies;
+    private int backoffMs;
+    private int workMs;
+    private int poolSize;
+    private String redisUrl;
+    private long doubles;
+    private long lost;
+
+    @Override
+    void configure(Options o) {
+        senders = o.intValue("senders", 16);
+        keys = o.intValue("keys", 1000);
+        copies = o.intValue("copies", 10);
+        backoffMs = o.intValue("backoff-ms", 50);
+        workMs = o.intValue("work-ms", 2);
+        poolSize = o.intValue("pool", 16);
+        redisUrl = o.string("redis", System.getenv().getOrDefault("TXBOX_BENCH_REDIS", "redis://127.0.0.1:6379"));
+        if (senders < 1 || keys < 1 || copies < 1 || backoffMs < 0 || workMs < 0 || poolSize < 1) {
+            throw new Options.UsageException("--senders, --keys, --copies and --pool must be at least 1,"
+                    + " --backoff-ms and --work-ms at least 0");
+        }
+    }
+
+    @Override
+    boolean failedCorrectness() {
+        return doubles > 0 || lost > 0;
+    }
+
+    /** What one side measured. */
+    private record Side(String name, long transactions, long effects, double seconds, Histogram calls,
+            Histogram settle, Map<Outcome.Status, Integer> outcomes, Map<RedisListener.Answer, Integer> answers) {
+        double txPerEffect() {
+            return transactions / (double) Math.max(1, effects);
+        }
+
+        double deliveriesPerSecond(long deliveries) {
+            return deliveries / seconds;
+        }
+    }
+
+    /** A delivery waiting for its redelivery time. */
+    private record Redelivery(InboundMessage message, long firstSent, long dueNanos) implements Delayed {
+        Redelivery later(int ms) {
+            return new Redelivery(message, firstSent, System.nanoTime() + ms * 1_000_000L);
+        }
+
+        @Override
+        public long getDelay(TimeUnit unit) {
+            return unit.convert(dueNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public int compareTo(Delayed o) {
+            return Long.compare(dueNanos, ((Redelivery) o).dueNanos);
+        }
+    }
+
+    @Override
+    void run() throws Exception {
+        HikariDataSource pool = env.pool("duplicate-storm", poolSize, true);
+        String prefix = "txbox-bench:" + env.tables.schema() + ":";
+        long deliveries = (long) keys * copies;
+        Side without;
+        Side with;
+        try {
+            without = side("database inbox", pool, Inbox.builder("storm-db").tables(env.tables).build(), "storm-db",
+                    Map.of());
+            Map<RedisListener.Answer, AtomicInteger> answers = new ConcurrentHashMap<>();
+            try (HybridInbox hybrid = HybridInbox.builder(Inbox.builder("storm-redis").tables(env.tables).build())
+                    .redisUrl(redisUrl).keyPrefix(prefix)
+                    .listener(new RedisListener() {
+                        @Override
+                        public void onAnswer(String consumer, Answer answer) {
+                            answers.computeIfAbsent(answer, a -> new AtomicInteger()).incrementAndGet();
+                        }
+                    })
+                    .build()) {
+                with = side("with Redis fast path", pool, hybrid, "storm-redis", answers);
+            }
+        } finally {
+            deleteRedisKeys(prefix);
+        }
+        countEffects(pool);
+
+        double txReduction = without.txPerEffect() / with.txPerEffect();
+        double throughputRatio = with.deliveriesPerSecond(deliveries) / without.deliveriesPerSecond(deliveries);
+        report.figure("without_tx_per_effect", Report.round(without.txPerEffect(), 2), "tx")
+                .figure("with_tx_per_effect", Report.round(with.txPerEffect(), 2), "tx")
+                .figure("without_p99_ms", InboxOverhead.ms(without.calls().getValueAtPercentile(99)), "ms")
+                .figure("with_p99_ms", InboxOverhead.ms(with.calls().getValueAtPercentile(99)), "ms")
+                .figure("without_deliveries_per_sec", Report.round(without.deliveriesPerSecond(deliveries), 1), "msg/s")
+                .figure("with_deliveries_per_sec", Report.round(with.deliveriesPerSecond(deliveries), 1), "msg/s")
+                .figure("tx_reduction", Report.round(txReduction, 2), "x")
+                .figure("throughput_ratio", Report.round(throughputRatio, 2), "x")
+                .figure("double_effects", doubles, "keys")
+                .figure("lost", lost, "keys")
+                .detail("without_settle_p99_ms", InboxOverhead.ms(without.settle().getValueAtPercentile(99)))
+                .detail("with_settle_p99_ms", InboxOverhead.ms(with.settle().getValueAtPercentile(99)))
+                .detail("without_outcomes", without.outcomes())
+                .detail("with_outcomes", with.outcomes())
+                .detail("with_redis_answers", with.answers())
+                .target("tx_reduction", ">=", 5)
+                .target("throughput_ratio", ">=", 2)
+                .target("double_effects", "==", 0);
+        html.paragraph(String.format("%d senders, %d keys, each delivered %d times at once; handler work %d ms;"
+                        + " IN_FLIGHT redelivered after %d ms. Database transactions per effect: %.2f without Redis, %.2f with (%.1fx fewer);"
+                        + " deliveries per second: %.0f without, %.0f with (%.2fx).", senders, keys, copies, workMs, backoffMs,
+                        without.txPerEffect(), with.txPerEffect(), txReduction, without.deliveriesPerSecond(deliveries),
+                        with.deliveriesPerSecond(deliveries), throughputRatio))
+                .percentiles("Latency of one inbox call", List.of("database inbox", "with Redis fast path"),
+                        List.of(without.calls(), with.calls()), 1000.0, "ms");
+    }
+
+    /** Every delivery of every key through {@code inbox}, {@code senders} threads pulling from one list. */
+    private Side side(String name, DataSource pool, Inbox inbox, String consumer,
+            Map<RedisListener.Answer, AtomicInteger> answers) throws Exception {
+        AtomicLong borrowed = new AtomicLong();
+        DataSource ds = counting(pool, borrowed);
+        Handler handler = (tx, m) -> {
+            try (PreparedStatement ps = tx.prepareStatement("INSERT INTO business (message_key, amount) VALUES (?, ?)")) {
+                ps.setString(1, m.key());
+                ps.setLong(2, 42);
+                ps.executeUpdate();
+            }
+            if (workMs > 0) {
+                Thread.sleep(workMs); // the rest of the business logic, inside the transaction
+            }
+            return ("ok " + m.key()).getBytes(StandardCharsets.UTF_8);
+        };
+        int total = keys * copies;
+        AtomicInteger next = new AtomicInteger();
+        AtomicInteger settled = new AtomicInteger();
+        DelayQueue<Redelivery> redeliveries = new DelayQueue<>();
+        Recorder calls = new Recorder(3);
+        Recorder settle = new Recorder(3);
+        Map<Outcome.Status, AtomicInteger> outcomes = new ConcurrentHashMap<>();
+        AtomicLong errors = new AtomicLong();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < senders; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    start.await();
+                    while (settled.get() < total) {
+                        // A due redelivery first, else the next fresh delivery, else wait for a redelivery.
+                        Redelivery d = redeliveries.poll();
+                        if (d == null) {
+                            int i = next.getAndIncrement();
+                            if (i < total) {
+                                int k = i / copies;
+                                d = new Redelivery(InboundMessage.of(consumer + "-" + k,
+                                        ("order " + k).getBytes(StandardCharsets.UTF_8)), System.nanoTime(), 0);
+                            } else {
+                                d = redeliveries.poll(1, TimeUnit.MILLISECONDS);
+                                if (d == null) {
+                                    continue;
+                                }
+                            }
+                        }
+                        long t0 = System.nanoTime();
+                        Outcome o;
+                        try {
+                            o = inbox.process(ds, d.message(), handler);
+                        } catch (RuntimeException e) {
+                            if (errors.incrementAndGet() <= 3) {
+                                System.err.println(name + ": delivery failed, redelivering: " + e);
+                            }
+                            redeliveries.add(d.later(backoffMs));
+                            continue;
+                        }
+                        long t1 = System.nanoTime();
+                        calls.recordValue((t1 - t0) / 1000);
+                        outcomes.computeIfAbsent(o.status(), s -> new AtomicInteger()).incrementAndGet();
+                        if (o.isFinal()) {
+                            settle.recordValue((t1 - d.firstSent()) / 1000);
+                            settled.incrementAndGet();
+                        } else {
+                            // as a broker redelivers: later, while this sender takes other work
+                            redeliveries.add(d.later(backoffMs));
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "storm-" + t);
+            th.start();
+            threads.add(th);
+        }
+        long t0 = System.nanoTime();
+        start.countDown();
+        for (Thread th : threads) {
+            th.join();
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        if (errors.get() > 0) {
+            report.note(name + ": " + errors.get() + " inbox calls failed and were redelivered");
+        }
+        long effects = effectsOf(pool, consumer);
+        Map<Outcome.Status, Integer> o = new EnumMap<>(Outcome.Status.class);
+        outcomes.forEach((s, n) -> o.put(s, n.get()));
+        Map<RedisListener.Answer, Integer> a = new EnumMap<>(RedisListener.Answer.class);
+        answers.forEach((s, n) -> a.put(s, n.get()));
+        Side side = new Side(name, borrowed.get(), effects, seconds, calls.getIntervalHistogram(),
+                settle.getIntervalHistogram(), o, a);
+        log("%s: %d deliveries in %.2f s (%.0f/s), %d transactions for %d effects (%.2f per effect), call p99 %.2f ms,"
+                + " outcomes %s%s", name, total, seconds, total / seconds, side.transactions(), effects,
+                side.txPerEffect(), side.calls().getValueAtPercentile(99) / 1000.0, o, a.isEmpty() ? "" : ", Redis " + a);
+        return side;
+    }
+
+    private long effectsOf(DataSource pool, String consumer) throws Exception {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM business WHERE message_key LIKE ?")) {
+            ps.setString(1, consumer + "-%");
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    /** Keys of both sides with more than one business row (double effects) or none (lost). */
+    private void countEffects(DataSource pool) throws Exception {
+        Map<String, Long> perKey = new LinkedHashMap<>();
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT message_key, count(*) FROM business GROUP BY message_key")) {
+            while (rs.next()) {
+                perKey.put(rs.getString(1), rs.getLong(2));
+            }
+        }
+        doubles = perKey.values().stream().filter(n -> n > 1).count();
+        lost = 0;
+        for (String consumer : List.of("storm-db", "storm-redis")) {
+            for (int k = 0; k < keys; k++) {
+                if (!perKey.containsKey(consumer + "-" + k)) {
+                    lost++;
+                }
+            }
+        }
+    }
+
+    private void deleteRedisKeys(String prefix) {
+        RedisClient client = RedisClient.create(redisUrl);
+        try (StatefulRedisConnection<String, String> c = client.connect()) {
+            RedisCommands<String, String> redis = c.sync();
+            ScanCursor cursor = ScanCursor.INITIAL;
+            do {
+                KeyScanCursor<String> page = redis.scan(cursor, ScanArgs.Builder.matches(prefix + "*").limit(1000));
+                if (!page.getKeys().isEmpty()) {
+                    redis.unlink(page.getKeys().toArray(String[]::new));
+                }
+                cursor = page;
+            } while (!cursor.isFinished());
+        } catch (RuntimeException e) {
+            report.note("could not delete the run's Redis keys under " + prefix + ": " + e);
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    /** Counts the connections borrowed: every inbox call borrows one per database transaction. */
+    private static DataSource counting(DataSource ds, AtomicLong borrowed) {
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("getConnection")) {
+                        borrowed.incrementAndGet();
+                    }
+                    try {
+                        return method.invoke(ds, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+}
