@@ -33,12 +33,9 @@ public record RelayStatus(
         Map<String, String> waitingDestinations) {
 
     public RelayStatus {
-        waitingDestinations = Map.copyOf(waitingDestinations);
-    }
-
-    public RelayStatus {
         Args.notNull(relayId, "relayId");
         Args.notNull(state, "state");
+        waitingDestinations = Map.copyOf(Args.notNull(waitingDestinations, "waitingDestinations"));
     }
 
     /** Lifecycle of a relay. */

@@ -92,7 +92,7 @@ class KafkaRecordCapIT {
                         .pollInterval(Duration.ofMillis(20)).build();
                 Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic)) {
             relay.start();
-            consumed.awaitCount(1, Duration.ofSeconds(30));
+            consumed.awaitStepKeys(1, Duration.ofSeconds(30));
             assertThat(consumed.records.get(0).value()).isEqualTo(atCap.payload());
             await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
             assertThat(db.queryLong("SELECT count(*) FROM " + db.tables.qualified(db.tables.outboxDeadTable())))
