@@ -69,7 +69,7 @@ class DocSnippetsTest {
     static final List<String> IMPORTS = List.of("io.txbox", "io.txbox.migrations", "io.txbox.outbox", "io.txbox.inbox",
             "io.txbox.inbox.consumer", "io.txbox.inbox.http", "io.txbox.inbox.kafka", "io.txbox.inbox.rabbitmq",
             "io.txbox.inbox.micrometer", "io.txbox.relay", "io.txbox.relay.kafka", "io.txbox.relay.rabbitmq",
-            "io.txbox.relay.micrometer", "io.txbox.testkit", "java.sql", "java.time", "java.util", "javax.sql",
+            "io.txbox.relay.micrometer", "io.txbox.jooq", "io.txbox.redis", "io.txbox.testkit", "java.sql", "java.time", "java.util", "javax.sql",
             "org.junit.jupiter.api.extension");
 
     /** One fenced block: where it is, its language, its text, and the given comment before it. */
