@@ -1,5 +1,7 @@
 package io.txbox;
 
+import org.jspecify.annotations.Nullable;
+
 /** Renders untrusted values for error messages: quoted, control characters escaped, shortened. */
 public final class Texts {
     private static final int MAX_SHOWN = 80;
@@ -12,7 +14,7 @@ public final class Texts {
     private Texts() {}
 
     /** {@code "value"} with control characters as {@code \\uXXXX}, cut to 80 characters; {@code null} as-is. */
-    public static String quote(String value) {
+    public static String quote(@Nullable String value) {
         if (value == null) {
             return "null";
         }

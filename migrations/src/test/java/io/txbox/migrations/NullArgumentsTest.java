@@ -33,9 +33,7 @@ class NullArgumentsTest {
 
     @Test
     void coreApi_nullArgument_isRefusedNamingTheParameter() {
-        NullArguments check = NullArguments.expecting(TxboxException.class, NullArgumentsTest::sample,
-                        // documented: renders null as "null" for error messages
-                        Set.of("Texts.quote(value)"))
+        NullArguments check = NullArguments.expecting(TxboxException.class, NullArgumentsTest::sample, Set.of())
                 .methods(TxboxMigrations.class, null)
                 .methods(TxboxTables.class, TxboxTables.defaults())
                 .constructors(TxboxTables.class)
