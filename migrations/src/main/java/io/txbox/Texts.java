@@ -37,9 +37,10 @@ public final class Texts {
 
     /**
      * {@code text} with the password of every {@code scheme://user:password@} masked, as in
-     * {@code amqp://relay:****@rabbit:5672}. Works on text that is not a valid URI too.
+     * {@code amqp://relay:****@rabbit:5672}. Works on text that is not a valid URI too; {@code
+     * null} as {@code "null"}.
      */
-    public static String redactUrl(String text) {
+    public static String redactUrl(@Nullable String text) {
         if (text == null) {
             return "null";
         }
