@@ -1,6 +1,7 @@
 package io.txbox.inbox;
 
 import io.txbox.Texts;
+import io.txbox.internal.Args;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -63,8 +64,8 @@ public final class Claim {
     public static Claim of(String consumer, String key, @Nullable String tenant, Status status, int fencingToken,
             @Nullable Instant leaseUntil, byte @Nullable [] result, @Nullable Integer resultStatus,
             @Nullable Map<String, List<String>> resultHeaders, @Nullable String reason) {
-        return new Claim(Objects.requireNonNull(consumer, "consumer"), Objects.requireNonNull(key, "key"), tenant,
-                status, fencingToken, leaseUntil, result, resultStatus,
+        return new Claim(Args.notNull(consumer, "consumer"), Args.notNull(key, "key"), tenant,
+                Args.notNull(status, "status"), fencingToken, leaseUntil, result, resultStatus,
                 resultHeaders == null ? Map.of() : resultHeaders, reason);
     }
 

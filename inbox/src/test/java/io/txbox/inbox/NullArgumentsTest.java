@@ -59,6 +59,7 @@ class NullArgumentsTest {
         samples.put(Function.class, Function.identity());
         samples.put(Receipt.Status.class, Receipt.Status.FIRST);
         samples.put(Outcome.Status.class, Outcome.Status.PROCESSED);
+        samples.put(Claim.Status.class, Claim.Status.ACQUIRED);
         return samples.get(type);
     }
 

@@ -1,5 +1,6 @@
 package io.txbox.relay;
 
+import io.txbox.internal.Args;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,7 +29,7 @@ public class TargetNotFoundException extends PublishException {
      */
     public TargetNotFoundException(String target, String message, @Nullable Throwable cause) {
         super(message, cause, true);
-        this.target = target;
+        this.target = Args.notNull(target, "target");
     }
 
     /** The topic or exchange that does not exist. */

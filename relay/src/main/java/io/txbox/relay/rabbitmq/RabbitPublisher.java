@@ -180,6 +180,8 @@ public final class RabbitPublisher implements Publisher {
      */
     @Override
     public void checkTarget(String exchange, Duration timeout) {
+        Args.notNull(exchange, "exchange");
+        Args.notNull(timeout, "timeout");
         Channel ch;
         try {
             ch = connection.createChannel();
