@@ -282,6 +282,7 @@ class StandaloneRelayJarIT {
         TxboxMigrations.migrate(PG.dataSource(), statusTables);
         Outbox statusOutbox = Outbox.builder().tables(statusTables).build();
         try (Connection c = PG.dataSource().getConnection()) {
+            c.setAutoCommit(false);
             for (int i = 0; i < 3; i++) {
                 statusOutbox.send(c, OutboxMessage.builder(StepKey.of("status-" + i, "s"), "orders").payload("x").build());
             }
@@ -291,6 +292,7 @@ class StandaloneRelayJarIT {
                         + " ('payments', 'dead-1', 'DEAD', 3, 'boom'), ('payments', 'dead-2', 'DEAD', 3, 'boom'),"
                         + " ('payments', 'done-1', 'COMPLETED', 1, NULL)");
             }
+            c.commit();
         }
         Child child = jar("status", "--json", "--config", config("status.properties", "txbox.schema=" + schema).toString());
         assertThat(child.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
