@@ -27,7 +27,8 @@ import java.util.concurrent.locks.LockSupport;
  * msg/s through the outbox, each in a transaction that also records the key in {@code sent};
  * the relay publishes to a private Kafka broker; consumers run every record through an inbox
  * and insert one business row per first delivery. Every {@code --fault-every} seconds (±50%)
- * one fault from {@code --faults} strikes:
+ * one fault from {@code --faults} strikes, taking the kinds in turn from a random first one, so
+ * any run with as many faults as kinds injects every kind:
  *
  * <ul>
  *   <li>{@code relay}: the relay's database sessions are terminated and the relay is closed
@@ -158,13 +159,14 @@ final class Soak extends Scenario {
 
             int generation = 1;
             ThreadLocalRandom rnd = ThreadLocalRandom.current();
+            int turn = rnd.nextInt(faults.size());
             while (System.nanoTime() < end) {
                 long pause = (long) (faultEvery * 1000 * (0.5 + rnd.nextDouble()));
                 Thread.sleep(Math.max(1, Math.min(pause, (end - System.nanoTime()) / 1_000_000)));
                 if (System.nanoTime() >= end) {
                     break;
                 }
-                String fault = faults.get(rnd.nextInt(faults.size()));
+                String fault = faults.get(turn++ % faults.size());
                 double at = (System.nanoTime() - start) / 1e9;
                 injected.merge(fault, 1, Integer::sum);
                 switch (fault) {

@@ -58,6 +58,7 @@ class BenchSmokeIT {
     void e2eLatency_measuresEveryMessage() throws Exception {
         JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--kafka", kafka);
         assertThat(bench.at("/figures/measured").asLong()).isEqualTo(400);
+        assertThat(bench.at("/figures/doubled").asLong()).isZero();
         assertThat(bench.at("/figures/p99_ms").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
@@ -72,11 +73,23 @@ class BenchSmokeIT {
 
     @Test
     void soak_withRelayAndDatabaseFaults_losesNothingAndDoublesNothing() throws Exception {
-        JsonNode bench = run("soak", "--minutes", "0.15", "--rate", "100", "--fault-every", "3", "--faults", "relay,db",
+        JsonNode bench = run("soak", "--minutes", "0.2", "--rate", "100", "--fault-every", "3", "--faults", "relay,db",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/sent").asLong()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
         assertThat(bench.at("/figures/double_effects").asLong()).isZero();
+        // the faults happened: both kinds struck (they are taken in turn) while messages flowed
+        assertThat(bench.at("/figures/faults_by_kind/relay").asInt()).isPositive();
+        assertThat(bench.at("/figures/faults_by_kind/db").asInt()).isPositive();
+    }
+
+    @Test
+    void soak_withKafkaBrokerKilled_losesNothingAndDoublesNothing() throws Exception {
+        JsonNode bench = run("soak", "--minutes", "0.15", "--rate", "100", "--fault-every", "3", "--faults", "kafka");
+        assertThat(bench.at("/figures/sent").asLong()).isPositive();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+        assertThat(bench.at("/figures/double_effects").asLong()).isZero();
+        assertThat(bench.at("/figures/faults_by_kind/kafka").asInt()).as("broker SIGKILLs").isPositive();
     }
 
     @Test

@@ -9,9 +9,14 @@
  *       fault test ({@link io.txbox.testkit.KafkaBroker#startPrivate()}); {@link
  *       io.txbox.testkit.TestKafka} wraps the shared one as an extension.
  *   <li>{@link io.txbox.testkit.TestRabbit}: per-class names on a RabbitMQ node, deleted
- *       afterwards, plus stop/start of the node's application for fault tests.
+ *       afterwards, plus stop/start of the node's application and closing named connections
+ *       from the broker, for fault tests.
  *   <li>{@link io.txbox.testkit.TestRedis}: a key prefix per test class on a Redis server, its keys
  *       deleted afterwards.
+ *   <li>{@link io.txbox.testkit.DeleteGate}: holds every DELETE on a table, so a test can stop a
+ *       transaction right before it deletes and terminate or kill it there.
+ *   <li>{@link io.txbox.testkit.TestJvmWatchdog}: opt-in hard time limit for a test JVM, with a
+ *       thread dump before it halts.
  * </ul>
  *
  * <p>Every address can be overridden through the environment: {@code TXBOX_TEST_JDBC_URL},

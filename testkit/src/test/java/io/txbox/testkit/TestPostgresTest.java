@@ -8,8 +8,6 @@ import static org.junit.platform.testkit.engine.TestExecutionResultConditions.in
 import static org.junit.platform.testkit.engine.TestExecutionResultConditions.message;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
@@ -20,13 +18,12 @@ class TestPostgresTest {
 
   @Test
   void unreachableServer_failsClassQuicklyNamingServiceAddressAndFix() throws IOException {
-    closedPort = closedPort();
     long start = System.nanoTime();
 
     EngineExecutionResults results = Fixtures.run(UnreachableFixture.class);
 
     Duration took = Duration.ofNanos(System.nanoTime() - start);
-    String address = "jdbc:postgresql://127.0.0.1:" + closedPort + "/test";
+    String address = "jdbc:postgresql://127.0.0.1:" + UnreachableFixture.PORT + "/test";
     results.containerEvents().assertThatEvents().haveExactly(1, event(finishedWithFailure(
         instanceOf(TestkitException.class),
         message(m -> m.contains("PostgreSQL") && m.contains(address)
@@ -62,19 +59,13 @@ class TestPostgresTest {
         .hasMessageContaining("static @RegisterExtension");
   }
 
-  static volatile int closedPort;
-
-  private static int closedPort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
-  }
-
   @EnabledIf("io.txbox.testkit.Fixtures#running")
   static class UnreachableFixture {
+    static final int PORT = Fixtures.closedPort();
+
     @RegisterExtension
     static final TestPostgres PG = TestPostgres.builder()
-        .jdbcUrl("jdbc:postgresql://127.0.0.1:" + closedPort + "/test")
+        .jdbcUrl("jdbc:postgresql://127.0.0.1:" + PORT + "/test")
         .build();
 
     @Test

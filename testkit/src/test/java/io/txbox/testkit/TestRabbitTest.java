@@ -8,8 +8,6 @@ import static org.junit.platform.testkit.engine.TestExecutionResultConditions.in
 import static org.junit.platform.testkit.engine.TestExecutionResultConditions.message;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -18,13 +16,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 class TestRabbitTest {
 
-  static volatile int closedPort;
-
   @Test
   void unreachableNode_failsClassQuicklyNamingServiceAddressAndFix() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      closedPort = socket.getLocalPort();
-    }
     long start = System.nanoTime();
 
     var results = Fixtures.run(UnreachableFixture.class);
@@ -32,7 +25,7 @@ class TestRabbitTest {
     Duration took = Duration.ofNanos(System.nanoTime() - start);
     results.containerEvents().assertThatEvents().haveExactly(1, event(finishedWithFailure(
         instanceOf(TestkitException.class),
-        message(m -> m.contains("RabbitMQ") && m.contains("127.0.0.1:" + closedPort)
+        message(m -> m.contains("RabbitMQ") && m.contains("127.0.0.1:" + UnreachableFixture.PORT)
             && m.contains("rabbitmq-server -detached") && !m.contains("secret")))));
     assertThat(took).isLessThan(Duration.ofSeconds(5));
   }
@@ -68,9 +61,11 @@ class TestRabbitTest {
 
   @EnabledIf("io.txbox.testkit.Fixtures#running")
   static class UnreachableFixture {
+    static final int PORT = Fixtures.closedPort();
+
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.builder()
-        .uri("amqp://guest:secret@127.0.0.1:" + closedPort + "/")
+        .uri("amqp://guest:secret@127.0.0.1:" + PORT + "/")
         .build();
 
     @Test

@@ -68,8 +68,6 @@ final class KafkaRunner implements KafkaInboxConsumer {
     private final Set<TopicPartition> revokedInBatch = new HashSet<>();
     private long lastPollNanos;
     private int deadLetterFailures;
-    /** The current assignment, for tests: who owns what after a rebalance. */
-    volatile Set<TopicPartition> assignment = Set.of();
 
 
     KafkaRunner(DeliveryProcessor processor, List<String> topics, @Nullable String deadLetterTopic,
@@ -391,7 +389,6 @@ final class KafkaRunner implements KafkaInboxConsumer {
                 pausedUntil.remove(tp);
             }
             revokedInBatch.addAll(partitions);
-            assignment = Set.copyOf(consumer.assignment().stream().filter(tp -> !partitions.contains(tp)).toList());
             if (!done.isEmpty() && !abandoned) {
                 try {
                     consumer.commitSync(done);
@@ -412,13 +409,11 @@ final class KafkaRunner implements KafkaInboxConsumer {
                 pausedUntil.remove(tp);
             }
             revokedInBatch.addAll(partitions);
-            assignment = Set.of();
             log.warn("[{}] partitions lost: {}", consumer(), partitions);
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-            assignment = Set.copyOf(consumer.assignment());
             log.info("[{}] partitions assigned: {}", consumer(), partitions);
         }
     }

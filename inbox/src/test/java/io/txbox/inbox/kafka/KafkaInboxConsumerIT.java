@@ -23,11 +23,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -134,6 +136,19 @@ class KafkaInboxConsumerIT {
             });
         }
         return out;
+    }
+
+    /**
+     * The partitions of each member of {@code group} that owns any, as the group coordinator
+     * reports them: a member shows up here once a rebalance handed it partitions.
+     */
+    private static List<Set<TopicPartition>> ownedByMember(String group) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers()))) {
+            ConsumerGroupDescription description = admin.describeConsumerGroups(List.of(group)).describedGroups()
+                    .get(group).get(30, TimeUnit.SECONDS);
+            return description.members().stream().map(m -> m.assignment().topicPartitions())
+                    .filter(p -> !p.isEmpty()).toList();
+        }
     }
 
     private static Map<String, String> headers(ConsumerRecord<byte[], byte[]> record) {
@@ -248,11 +263,11 @@ class KafkaInboxConsumerIT {
             send(topic, "k-" + i, "p" + i, Map.of());
         }
         await().atMost(WAIT).until(() -> effects.total(name) >= 20);
-        KafkaRunner second = (KafkaRunner) start(builder(name, topic, slow).listener(b).build()); // rebalance
+        start(builder(name, topic, slow).listener(b).build()); // rebalance
         // Until the second consumer owns partitions, the first may drain every record there is:
         // send the next ones only then, to every partition, so the second has work whatever
         // it was given.
-        await().atMost(WAIT).until(() -> !second.assignment.isEmpty());
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(250)).until(() -> ownedByMember(name).size() == 2);
         for (int i = 150; i < 300; i++) {
             send(topic, i % 4, "k-" + i, "p" + i, Map.of());
         }
@@ -292,14 +307,19 @@ class KafkaInboxConsumerIT {
         for (int i = 0; i < 100; i++) {
             send(topic, "s-" + i, "x", Map.of());
         }
-        KafkaRunner first = (KafkaRunner) start(builder(name, topic, slow).build());
+        start(builder(name, topic, slow).build());
         await().atMost(WAIT).until(() -> effects.total(name) >= 1);
 
-        KafkaRunner second = (KafkaRunner) start(builder(name, topic, slow).build());
-        await().atMost(WAIT).until(() -> !second.assignment.isEmpty());
+        start(builder(name, topic, slow).build());
+        List<Set<TopicPartition>> owned = new ArrayList<>();
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(250)).until(() -> {
+            owned.clear();
+            owned.addAll(ownedByMember(name));
+            return owned.size() == 2;
+        });
 
         assertThat(effects.total(name)).as("records done when the second consumer got partitions").isLessThan(100);
-        assertThat(first.assignment).doesNotContainAnyElementsOf(second.assignment);
+        assertThat(owned.get(0)).doesNotContainAnyElementsOf(owned.get(1));
         slowDown.set(false);
         await().atMost(WAIT).until(() -> effects.total(name) == 100);
         assertThat(effects.countsByKey(name)).allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1));
