@@ -22,7 +22,9 @@ import java.time.Duration;
  *       consumer redelivers it after its backoff, and then usually gets the cached result);
  *   <li>nothing: the script sets a marker (TTL {@code inFlightTtl}) and the delivery goes to the
  *       database inbox as usual. When the database says PROCESSED or DUPLICATE, the result is
- *       cached for {@code cacheTtl}; otherwise the marker is removed.
+ *       cached for {@code cacheTtl}; a two-phase claim the database ACQUIRED keeps the marker
+ *       until {@code complete} (cached), {@code fail} or {@code release}; otherwise the marker
+ *       is removed.
  * </ul>
  * A fingerprint that differs from the cached one, a result larger than
  * {@code maxCachedResultBytes}, and a completion inside the caller's transaction
