@@ -42,9 +42,10 @@ import org.HdrHistogram.Recorder;
  * {@code --copies} times at once by {@code --senders} threads (the copies of a key are next to
  * each other in the shared delivery list, so they run concurrently). The handler inserts one
  * business row and then spends {@code --work-ms} in its transaction, standing for the rest of
- * the business logic. Runs twice in the same
- * process: the database inbox alone, then the same inbox with the Redis fast path
- * ({@link HybridInbox}) in front. An IN_FLIGHT answer (or a failed call) is redelivered after
+ * the business logic. In the same process, the database inbox alone and the same inbox with the
+ * Redis fast path ({@link HybridInbox}) in front each run {@code --rounds} times, in ABBA order
+ * (so a drift in the machine's load hits both alike), each run on fresh keys; the figures are
+ * over all rounds. An IN_FLIGHT answer (or a failed call) is redelivered after
  * {@code --backoff-ms}, as a broker would: the sender takes other deliveries meanwhile.
  *
  * <p>Figures per side: database transactions per effect (connections borrowed from the pool;
@@ -60,6 +61,7 @@ final class DuplicateStorm extends Scenario {
     private int backoffMs;
     private int workMs;
     private int poolSize;
+    private int rounds;
     private String redisUrl;
     private long doubles;
     private long lost;
@@ -72,9 +74,10 @@ final class DuplicateStorm extends Scenario {
         backoffMs = o.intValue("backoff-ms", 50);
         workMs = o.intValue("work-ms", 2);
         poolSize = o.intValue("pool", 16);
+        rounds = o.intValue("rounds", 2);
         redisUrl = o.string("redis", System.getenv().getOrDefault("TXBOX_BENCH_REDIS", "redis://127.0.0.1:6379"));
-        if (senders < 1 || keys < 1 || copies < 1 || backoffMs < 0 || workMs < 0 || poolSize < 1) {
-            throw new Options.UsageException("--senders, --keys, --copies and --pool must be at least 1,"
+        if (senders < 1 || keys < 1 || copies < 1 || backoffMs < 0 || workMs < 0 || poolSize < 1 || rounds < 1) {
+            throw new Options.UsageException("--senders, --keys, --copies, --pool and --rounds must be at least 1,"
                     + " --backoff-ms and --work-ms at least 0");
         }
     }
@@ -87,6 +90,18 @@ final class DuplicateStorm extends Scenario {
     /** What one side measured. */
     private record Side(String name, long transactions, long effects, double seconds, Histogram calls,
             Histogram settle, Map<Outcome.Status, Integer> outcomes, Map<RedisListener.Answer, Integer> answers) {
+        Side plus(Side o) {
+            Histogram c = calls.copy();
+            c.add(o.calls);
+            Histogram st = settle.copy();
+            st.add(o.settle);
+            Map<Outcome.Status, Integer> out = new EnumMap<>(Outcome.Status.class);
+            out.putAll(outcomes);
+            o.outcomes.forEach((k, v) -> out.merge(k, v, Integer::sum));
+            return new Side(name, transactions + o.transactions, effects + o.effects, seconds + o.seconds, c, st,
+                    out, answers);
+        }
+
         double txPerEffect() {
             return transactions / (double) Math.max(1, effects);
         }
@@ -117,28 +132,52 @@ final class DuplicateStorm extends Scenario {
     void run() throws Exception {
         HikariDataSource pool = env.pool("duplicate-storm", poolSize, true);
         String prefix = "txbox-bench:" + env.tables.schema() + ":";
-        long deliveries = (long) keys * copies;
-        Side without;
-        Side with;
+        long deliveries = (long) keys * copies * rounds;
+        Side without = null;
+        Side with = null;
+        List<String> consumers = new ArrayList<>();
+        List<Double> roundRatios = new ArrayList<>();
+        Map<RedisListener.Answer, AtomicInteger> answers = new ConcurrentHashMap<>();
         try {
-            without = side("database inbox", pool, Inbox.builder("storm-db").tables(env.tables).build(), "storm-db",
-                    Map.of());
-            Map<RedisListener.Answer, AtomicInteger> answers = new ConcurrentHashMap<>();
-            try (HybridInbox hybrid = HybridInbox.builder(Inbox.builder("storm-redis").tables(env.tables).build())
-                    .redisUrl(redisUrl).keyPrefix(prefix)
-                    .listener(new RedisListener() {
-                        @Override
-                        public void onAnswer(String consumer, Answer answer) {
-                            answers.computeIfAbsent(answer, a -> new AtomicInteger()).incrementAndGet();
-                        }
-                    })
-                    .build()) {
-                with = side("with Redis fast path", pool, hybrid, "storm-redis", answers);
+            for (int r = 0; r < rounds; r++) {
+                // ABBA order, so a drift in the machine's load hits both sides alike
+                Side roundWithout = null;
+                Side roundWith = null;
+                for (int half = 0; half < 2; half++) {
+                    boolean redis = (half == 1) == (r % 2 == 0);
+                    String consumer = (redis ? "storm-redis-" : "storm-db-") + r;
+                    consumers.add(consumer);
+                    Inbox database = Inbox.builder(consumer).tables(env.tables).build();
+                    if (!redis) {
+                        roundWithout = side("database inbox, round " + (r + 1), pool, database, consumer, Map.of());
+                        continue;
+                    }
+                    Map<RedisListener.Answer, AtomicInteger> roundAnswers = new ConcurrentHashMap<>();
+                    try (HybridInbox hybrid = HybridInbox.builder(database).redisUrl(redisUrl).keyPrefix(prefix)
+                            .listener(new RedisListener() {
+                                @Override
+                                public void onAnswer(String c, Answer answer) {
+                                    roundAnswers.computeIfAbsent(answer, a -> new AtomicInteger()).incrementAndGet();
+                                }
+                            })
+                            .build()) {
+                        roundWith = side("with Redis fast path, round " + (r + 1), pool, hybrid, consumer,
+                                roundAnswers);
+                    }
+                    roundAnswers.forEach((a, n) -> answers.computeIfAbsent(a, x -> new AtomicInteger()).addAndGet(n.get()));
+                }
+                roundRatios.add(Report.round(roundWith.seconds() > 0 ? roundWithout.seconds() / roundWith.seconds() : 0, 2));
+                without = without == null ? roundWithout : without.plus(roundWithout);
+                with = with == null ? roundWith : with.plus(roundWith);
             }
         } finally {
             deleteRedisKeys(prefix);
         }
-        countEffects(pool);
+        Map<RedisListener.Answer, Integer> answerCounts = new EnumMap<>(RedisListener.Answer.class);
+        answers.forEach((a, n) -> answerCounts.put(a, n.get()));
+        countEffects(pool, consumers);
+        report.detail("throughput_ratio_rounds", roundRatios);
+        report.detail("with_redis_answers", answerCounts);
 
         double txReduction = without.txPerEffect() / with.txPerEffect();
         double throughputRatio = with.deliveriesPerSecond(deliveries) / without.deliveriesPerSecond(deliveries);
@@ -156,7 +195,6 @@ final class DuplicateStorm extends Scenario {
                 .detail("with_settle_p99_ms", InboxOverhead.ms(with.settle().getValueAtPercentile(99)))
                 .detail("without_outcomes", without.outcomes())
                 .detail("with_outcomes", with.outcomes())
-                .detail("with_redis_answers", with.answers())
                 .target("tx_reduction", ">=", 5)
                 .target("throughput_ratio", ">=", 2)
                 .target("double_effects", "==", 0);
@@ -278,7 +316,7 @@ final class DuplicateStorm extends Scenario {
     }
 
     /** Keys of both sides with more than one business row (double effects) or none (lost). */
-    private void countEffects(DataSource pool) throws Exception {
+    private void countEffects(DataSource pool, List<String> consumers) throws Exception {
         Map<String, Long> perKey = new LinkedHashMap<>();
         try (Connection c = pool.getConnection(); Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT message_key, count(*) FROM business GROUP BY message_key")) {
@@ -288,7 +326,7 @@ final class DuplicateStorm extends Scenario {
         }
         doubles = perKey.values().stream().filter(n -> n > 1).count();
         lost = 0;
-        for (String consumer : List.of("storm-db", "storm-redis")) {
+        for (String consumer : consumers) {
             for (int k = 0; k < keys; k++) {
                 if (!perKey.containsKey(consumer + "-" + k)) {
                     lost++;

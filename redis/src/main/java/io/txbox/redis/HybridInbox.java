@@ -19,10 +19,13 @@ import java.time.Duration;
  *       inbox's {@link Inbox#fingerprint()}): DUPLICATE with the stored
  *       result (and status and headers), no database work;
  *   <li>a marker: another delivery of the key is in flight, answered IN_FLIGHT (not final: the
- *       consumer redelivers it after its backoff, and then usually gets the cached result);
+ *       consumer redelivers it after its backoff, and then usually gets the cached result), or
+ *       sent to the database with {@link Builder#answerInFlight answerInFlight(false)};
  *   <li>nothing: the script sets a marker (TTL {@code inFlightTtl}) and the delivery goes to the
  *       database inbox as usual. When the database says PROCESSED or DUPLICATE, the result is
- *       cached for {@code cacheTtl}; otherwise the marker is removed.
+ *       cached for {@code cacheTtl}; a two-phase claim the database ACQUIRED keeps the marker
+ *       until {@code complete} (cached), {@code fail} or {@code release}; otherwise the marker
+ *       is removed.
  * </ul>
  * A fingerprint that differs from the cached one, a result larger than
  * {@code maxCachedResultBytes}, and a completion inside the caller's transaction
@@ -86,6 +89,7 @@ public interface HybridInbox extends Inbox, AutoCloseable {
         Duration inFlightTtl = DEFAULT_IN_FLIGHT_TTL;
         Duration cacheTtl = DEFAULT_CACHE_TTL;
         int maxCachedResultBytes = DEFAULT_MAX_CACHED_RESULT_BYTES;
+        boolean answerInFlight = true;
         int failureThreshold = DEFAULT_FAILURE_THRESHOLD;
         Duration openFor = DEFAULT_OPEN_FOR;
         Clock clock = Clock.systemUTC();
@@ -158,6 +162,18 @@ public interface HybridInbox extends Inbox, AutoCloseable {
                         + maxCachedResultBytes);
             }
             this.maxCachedResultBytes = maxCachedResultBytes;
+            return this;
+        }
+
+        /**
+         * Whether a duplicate of a delivery still in flight is answered IN_FLIGHT from Redis;
+         * default {@code true}. With {@code false} it goes to the database and, in atomic mode,
+         * waits on the row lock there, then gets DUPLICATE: one transaction more, but no
+         * redelivery (a Kafka consumer's partition does not wait for its backoff). Completed
+         * duplicates are answered from the cache either way.
+         */
+        public Builder answerInFlight(boolean answerInFlight) {
+            this.answerInFlight = answerInFlight;
             return this;
         }
 

@@ -83,6 +83,7 @@ final class HybridInboxImpl implements HybridInbox {
     private final byte[] inFlightArg;
     private final byte[] cacheTtlArg;
     private final int maxCachedResultBytes;
+    private final boolean answerInFlight;
     private final Fingerprint fingerprint;
     private final RedisListener listener;
     private final CircuitBreaker breaker;
@@ -95,6 +96,7 @@ final class HybridInboxImpl implements HybridInbox {
         this.inFlightArg = utf8(Long.toString(Math.max(1, b.inFlightTtl.toMillis())));
         this.cacheTtlArg = utf8(Long.toString(b.cacheTtl.toMillis()));
         this.maxCachedResultBytes = b.maxCachedResultBytes;
+        this.answerInFlight = b.answerInFlight;
         this.fingerprint = db.fingerprint();
         this.listener = b.listener;
         this.breaker = new CircuitBreaker(b.failureThreshold, b.openFor, b.clock, this::breakerMoved);
@@ -160,6 +162,10 @@ final class HybridInboxImpl implements HybridInbox {
             return new Front(Front.Kind.MISS, null, fp, null, null, Map.of(), 0);
         }
         if (s.equals("P")) {
+            if (!answerInFlight) {
+                answer(Answer.MISS);
+                return new Front(Front.Kind.MISS, null, fp, null, null, Map.of(), 0);
+            }
             answer(Answer.IN_FLIGHT);
             return new Front(Front.Kind.IN_FLIGHT, key, fp, null, null, Map.of(), 0);
         }

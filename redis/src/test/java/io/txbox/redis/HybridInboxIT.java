@@ -261,6 +261,25 @@ class HybridInboxIT {
     }
 
     @Test
+    void answerInFlightOff_aDuplicateInFlightAsksTheDatabase_completedOnesStillComeFromRedis() {
+        AtomicLong borrowed = new AtomicLong();
+        DataSource ds = CountingDataSource.counting(PG.dataSource(), borrowed);
+        try (HybridInbox inbox = hybrid("no-in-flight").answerInFlight(false).build()) {
+            InboundMessage m = InboundMessage.of("k-1", "p".getBytes(UTF_8));
+            Claim claim = inbox.claim(ds, m);
+            long before = borrowed.get();
+
+            assertThat(inbox.claim(ds, m).status()).isEqualTo(Claim.Status.IN_FLIGHT);
+            assertThat(borrowed.get()).as("the database answered the in-flight duplicate").isEqualTo(before + 1);
+
+            inbox.complete(ds, claim, "r".getBytes(UTF_8));
+            long afterComplete = borrowed.get();
+            assertThat(inbox.claim(ds, m).status()).isEqualTo(Claim.Status.DUPLICATE);
+            assertThat(borrowed.get()).as("the completed duplicate came from Redis").isEqualTo(afterComplete);
+        }
+    }
+
+    @Test
     void complete_insideTheCallersTransaction_neverCachedBeforeCommit_theDatabaseAnswersTheDuplicate()
             throws Exception {
         try (HybridInbox inbox = hybrid("tx-complete").build()) {
