@@ -12,6 +12,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -21,7 +22,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.util.ClassUtils;
 
 /**
  * Auto-configures txbox on the application's {@link DataSource}: {@link TxboxTables},
@@ -76,7 +76,6 @@ public class TxboxAutoConfiguration {
     public Outbox txboxOutbox(TxboxProperties properties, TxboxTables tables,
             ObjectProvider<TxboxMigrationsInitializer> migrations) {
         migrations.ifAvailable(m -> {});
-        checkMigrationsMode(properties);
         int max = properties.getOutbox().getMaxPayloadBytes();
         return check("outbox.max-payload-bytes", max, () -> Outbox.builder().tables(tables).maxPayloadBytes(max).build());
     }
@@ -91,7 +90,6 @@ public class TxboxAutoConfiguration {
     public Inbox txboxInbox(TxboxProperties properties, TxboxTables tables, Environment environment,
             ObjectProvider<TxboxMigrationsInitializer> migrations) {
         migrations.ifAvailable(m -> {});
-        checkMigrationsMode(properties);
         TxboxProperties.InboxProperties p = properties.getInbox();
         String consumer = consumerName(p.getConsumer(), environment.getProperty("spring.application.name"));
         Inbox.Builder builder = check("inbox.consumer", consumer, () -> Inbox.builder(consumer).tables(tables));
@@ -120,20 +118,27 @@ public class TxboxAutoConfiguration {
         }
     }
 
+    /**
+     * {@code txbox.migrations=flyway} without Spring Boot 4's Flyway auto-configuration: startup
+     * fails, since nothing would create the tables.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnMissingClass(BOOT_FLYWAY_CUSTOMIZER)
+    @ConditionalOnProperty(prefix = TxboxProperties.PREFIX, name = "migrations", havingValue = "flyway")
+    static class FlywayMissingConfiguration {
+        @Bean
+        Object txboxFlywayMissing() {
+            throw new InvalidConfigurationPropertyValueException(TxboxProperties.PREFIX + ".migrations", "flyway",
+                    "Spring Boot 4's Flyway auto-configuration (" + BOOT_FLYWAY_CUSTOMIZER + ") is not on the class"
+                    + " path: add org.springframework.boot:spring-boot-starter-flyway, or set txbox.migrations=txbox");
+        }
+    }
+
     static String consumerName(@Nullable String configured, @Nullable String applicationName) {
         if (configured != null) {
             return configured;
         }
         return applicationName != null && !applicationName.isBlank() ? applicationName : TxboxProperties.DEFAULT_CONSUMER;
-    }
-
-    private static void checkMigrationsMode(TxboxProperties properties) {
-        if (properties.getMigrations() == TxboxProperties.MigrationsMode.FLYWAY
-                && !ClassUtils.isPresent(BOOT_FLYWAY_CUSTOMIZER, TxboxAutoConfiguration.class.getClassLoader())) {
-            throw new InvalidConfigurationPropertyValueException(TxboxProperties.PREFIX + ".migrations", "flyway",
-                    "Spring Boot's Flyway auto-configuration for Spring Boot 4 is not on the class path: add"
-                    + " org.springframework.boot:spring-boot-starter-flyway, or set txbox.migrations=txbox");
-        }
     }
 
     /** Runs {@code build}, turning a refused value into an error that names the {@code txbox.*} property. */
