@@ -60,12 +60,21 @@ import org.junit.jupiter.api.io.TempDir;
  *       statements are added to the imports (a single-type import wins over the star imports);
  *       everything else goes into the class body, so it may declare fields, abstract methods and
  *       nested types.
+ *   <li>A properties block preceded by {@code <!-- application.properties -->} is a Spring Boot
+ *       application's configuration: it must load, but is not checked as a relay configuration.
+ *   <li>A block that shows a whole class of the project's tests is preceded by {@code <!-- copy
+ *       of: path/from/the/root.java -->} instead, and must appear in that file verbatim (that
+ *       file is compiled and run by its own module's tests).
  * </ul>
  */
 class DocSnippetsTest {
     static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
     static final Pattern FENCE = Pattern.compile("(?m)^```(\\w*)\\s*$");
     static final Pattern IMPORT = Pattern.compile("import\\s+(static\\s+)?[\\w.*]+\\s*;");
+    /** Marks a block that shows a whole source file of the project's tests: it must appear there verbatim. */
+    static final String COPY_OF = "copy of:";
+    /** Marks a properties block that is a Spring Boot application's configuration, not the relay's. */
+    static final String APPLICATION_PROPERTIES = "application.properties";
     static final List<String> IMPORTS = List.of("io.txbox", "io.txbox.migrations", "io.txbox.outbox", "io.txbox.inbox",
             "io.txbox.inbox.consumer", "io.txbox.inbox.http", "io.txbox.inbox.kafka", "io.txbox.inbox.rabbitmq",
             "io.txbox.inbox.micrometer", "io.txbox.relay", "io.txbox.relay.kafka", "io.txbox.relay.rabbitmq",
@@ -121,6 +130,8 @@ class DocSnippetsTest {
                     String comment = before.substring(before.lastIndexOf("<!--") + 4, before.length() - 3).strip();
                     if (comment.startsWith("given:")) {
                         g = comment.substring("given:".length());
+                    } else if (comment.startsWith(COPY_OF) || comment.startsWith(APPLICATION_PROPERTIES)) {
+                        g = comment;
                     }
                 }
                 if (open.equals(lang)) {
@@ -148,7 +159,7 @@ class DocSnippetsTest {
                 assertThat(p.getProperty(name)).as("%s: value of %s (properties files have no trailing comments)", b.where(), name)
                         .doesNotContainPattern("\\s[#!]");
             }
-            if (p.stringPropertyNames().stream().anyMatch(k -> k.startsWith("txbox."))) {
+            if (!b.given().equals(APPLICATION_PROPERTIES) && p.stringPropertyNames().stream().anyMatch(k -> k.startsWith("txbox."))) {
                 Path file = dir.resolve(b.className() + ".properties");
                 Files.writeString(file, b.text(), StandardCharsets.UTF_8);
                 RelayConfig config = RelayConfig.load(file, Map.of());
@@ -162,7 +173,7 @@ class DocSnippetsTest {
 
     @TestFactory
     Stream<DynamicTest> javaBlock_compiles(@TempDir Path out) throws IOException {
-        List<Block> java = blocks("java");
+        List<Block> java = blocks("java").stream().filter(b -> !b.given().startsWith(COPY_OF)).toList();
         Map<String, Block> byClass = new LinkedHashMap<>();
         List<JavaFileObject> sources = new ArrayList<>();
         for (Block b : java) {
@@ -185,6 +196,17 @@ class DocSnippetsTest {
                 assertThat(errors.getOrDefault(e.getKey(), List.of()))
                         .as("%s does not compile; wrapped source:%n%s", e.getValue().where(), numbered(source(e.getValue())))
                         .isEmpty()));
+    }
+
+    @TestFactory
+    Stream<DynamicTest> javaBlockCopy_matchesItsSourceFile() throws IOException {
+        return blocks("java").stream().filter(b -> b.given().startsWith(COPY_OF)).map(b -> DynamicTest.dynamicTest(b.where(),
+                () -> {
+                    Path source = ROOT.resolve(b.given().substring(COPY_OF.length()).strip());
+                    assertThat(source).as("%s names its source", b.where()).isRegularFile();
+                    assertThat(Files.readString(source, StandardCharsets.UTF_8))
+                            .as("%s is a verbatim part of %s", b.where(), ROOT.relativize(source)).contains(b.text());
+                }));
     }
 
     /** The block wrapped by the convention in the class comment. */

@@ -70,14 +70,14 @@ public class TxboxAutoConfiguration {
         return new TxboxMigrationsInitializer(dataSource, tables);
     }
 
-    /** The outbox on {@link TxboxTables}, capped by {@code txbox.outbox.max-payload-bytes}. */
+    /** The outbox on {@link TxboxTables}, capped by {@code txbox.outbox.max-record-bytes}. */
     @Bean
     @ConditionalOnMissingBean
     public Outbox txboxOutbox(TxboxProperties properties, TxboxTables tables,
             ObjectProvider<TxboxMigrationsInitializer> migrations) {
         migrations.ifAvailable(m -> {});
-        int max = properties.getOutbox().getMaxPayloadBytes();
-        return check("outbox.max-payload-bytes", max, () -> Outbox.builder().tables(tables).maxPayloadBytes(max).build());
+        int max = properties.getOutbox().getMaxRecordBytes();
+        return check("outbox.max-record-bytes", max, () -> Outbox.builder().tables(tables).maxRecordBytes(max).build());
     }
 
     /**

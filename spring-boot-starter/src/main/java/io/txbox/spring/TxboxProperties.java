@@ -123,15 +123,18 @@ public class TxboxProperties {
 
     /** The {@code txbox.outbox.*} properties. */
     public static class OutboxProperties {
-        /** Largest outgoing payload accepted by send, in bytes. At least 1. */
-        private int maxPayloadBytes = Outbox.DEFAULT_MAX_PAYLOAD_BYTES;
+        /**
+         * Largest message send accepts, in bytes as Kafka counts its record (payload, routing key,
+         * published headers and record overhead); the default fits Kafka's defaults. At least 1.
+         */
+        private int maxRecordBytes = Outbox.DEFAULT_MAX_RECORD_BYTES;
 
-        public int getMaxPayloadBytes() {
-            return maxPayloadBytes;
+        public int getMaxRecordBytes() {
+            return maxRecordBytes;
         }
 
-        public void setMaxPayloadBytes(int maxPayloadBytes) {
-            this.maxPayloadBytes = maxPayloadBytes;
+        public void setMaxRecordBytes(int maxRecordBytes) {
+            this.maxRecordBytes = maxRecordBytes;
         }
     }
 }

@@ -30,7 +30,7 @@ class ConfigurationMetadataTest {
         expected.put("txbox.migrations", "txbox");
         expected.put("txbox.inbox.max-attempts", Inbox.DEFAULT_MAX_ATTEMPTS);
         expected.put("txbox.inbox.max-payload-bytes", Inbox.DEFAULT_MAX_PAYLOAD_BYTES);
-        expected.put("txbox.outbox.max-payload-bytes", Outbox.DEFAULT_MAX_PAYLOAD_BYTES);
+        expected.put("txbox.outbox.max-record-bytes", Outbox.DEFAULT_MAX_RECORD_BYTES);
         expected.put("txbox.inbox.consumer", null);
 
         List<String> names = json.read("$.properties[*].name");

@@ -11,7 +11,7 @@ import org.springframework.stereotype.Service;
 @Service
 public class ShipmentService {
     private final TxboxTemplate txbox;
-    private final ShipmentRepository shipments;
+    private final ShipmentRepository shipments;   // a Spring Data JPA repository
     private final JdbcTemplate jdbc;
 
     public ShipmentService(TxboxTemplate txbox, ShipmentRepository shipments, JdbcTemplate jdbc) {

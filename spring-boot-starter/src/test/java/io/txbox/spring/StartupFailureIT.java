@@ -41,9 +41,9 @@ class StartupFailureIT {
     }
 
     @Test
-    void outboxMaxPayloadBytes_zero_failsStartupNamingPropertyAndValue() {
-        assertStartupFails("txbox.outbox.max-payload-bytes=0")
-                .hasMessageContaining("txbox.outbox.max-payload-bytes");
+    void outboxMaxRecordBytes_zero_failsStartupNamingPropertyAndValue() {
+        assertStartupFails("txbox.outbox.max-record-bytes=0")
+                .hasMessageContaining("txbox.outbox.max-record-bytes");
     }
 
     private static AbstractThrowableAssert<?, ? extends Throwable> assertStartupFails(String property) {
