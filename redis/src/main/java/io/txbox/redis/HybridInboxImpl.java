@@ -15,6 +15,7 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
 import io.txbox.inbox.Receipt;
 import io.txbox.inbox.RetentionTask;
+import io.txbox.internal.Args;
 import io.txbox.redis.RedisLink.Script;
 import io.txbox.redis.RedisListener.Answer;
 import java.sql.Connection;
@@ -133,7 +134,7 @@ final class HybridInboxImpl implements HybridInbox {
     }
 
     private Front front(InboundMessage message) {
-        Objects.requireNonNull(message, "message");
+        Args.notNull(message, "message");
         // Same key rules and messages as the database inbox, before anything is written anywhere.
         byte[] key = Keys.entry(prefix, Keys.CACHE, consumer, message.key(), message.tenant());
         byte[] fpOrNull = fingerprint.of(message);
@@ -243,8 +244,8 @@ final class HybridInboxImpl implements HybridInbox {
 
     @Override
     public Outcome process(DataSource ds, InboundMessage message, Handler handler) {
-        Objects.requireNonNull(ds, "ds");
-        Objects.requireNonNull(handler, "handler");
+        Args.notNull(ds, "ds");
+        Args.notNull(handler, "handler");
         Front f = front(message);
         switch (f.kind()) {
             case HIT:
@@ -293,7 +294,7 @@ final class HybridInboxImpl implements HybridInbox {
 
     @Override
     public Claim claim(DataSource ds, InboundMessage message) {
-        Objects.requireNonNull(ds, "ds");
+        Args.notNull(ds, "ds");
         Front f = front(message);
         switch (f.kind()) {
             case HIT:
@@ -331,12 +332,14 @@ final class HybridInboxImpl implements HybridInbox {
 
     @Override
     public void complete(DataSource ds, Claim claim, byte @Nullable [] result) {
+        Args.notNull(claim, "claim");
         db.complete(ds, claim, result);
         cache(keyOf(claim), null, result, null, null, claim.fencingToken(), "cache");
     }
 
     @Override
     public void complete(Connection tx, Claim claim, byte @Nullable [] result) {
+        Args.notNull(claim, "claim");
         try {
             db.complete(tx, claim, result);
         } finally {
@@ -348,6 +351,7 @@ final class HybridInboxImpl implements HybridInbox {
     @Override
     public void complete(DataSource ds, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders,
             byte[] body) {
+        Args.notNull(claim, "claim");
         db.complete(ds, claim, resultStatus, resultHeaders, body);
         cache(keyOf(claim), null, body, resultStatus, resultHeaders, claim.fencingToken(), "cache");
     }
@@ -355,6 +359,7 @@ final class HybridInboxImpl implements HybridInbox {
     @Override
     public void complete(Connection tx, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders,
             byte[] body) {
+        Args.notNull(claim, "claim");
         try {
             db.complete(tx, claim, resultStatus, resultHeaders, body);
         } finally {
@@ -364,6 +369,7 @@ final class HybridInboxImpl implements HybridInbox {
 
     @Override
     public Outcome fail(DataSource ds, Claim claim, Throwable error) {
+        Args.notNull(claim, "claim");
         try {
             return db.fail(ds, claim, error);
         } finally {
@@ -373,6 +379,7 @@ final class HybridInboxImpl implements HybridInbox {
 
     @Override
     public void release(DataSource ds, Claim claim) {
+        Args.notNull(claim, "claim");
         try {
             db.release(ds, claim);
         } finally {

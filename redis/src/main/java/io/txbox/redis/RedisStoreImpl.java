@@ -15,10 +15,10 @@ import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.Outcome;
+import io.txbox.internal.Args;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -62,7 +62,7 @@ final class RedisStoreImpl implements RedisStore {
 
     @Override
     public Claim claim(InboundMessage message) {
-        Objects.requireNonNull(message, "message");
+        Args.notNull(message, "message");
         byte[] key = Keys.entry(prefix, Keys.STORE, consumer, message.key(), message.tenant());
         byte[] fp = fingerprint.of(message);
         List<Object> r = call("claim", message.key(),
@@ -114,8 +114,8 @@ final class RedisStoreImpl implements RedisStore {
 
     @Override
     public void complete(Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body) {
-        Objects.requireNonNull(body, "body");
-        Objects.requireNonNull(resultHeaders, "resultHeaders");
+        Args.notNull(body, "body");
+        Args.notNull(resultHeaders, "resultHeaders");
         completeWith(claim, body, resultStatus, resultHeaders);
     }
 
@@ -137,7 +137,7 @@ final class RedisStoreImpl implements RedisStore {
     @Override
     public Outcome fail(Claim claim, Throwable error) {
         byte[] key = checkClaim(claim);
-        Objects.requireNonNull(error, "error");
+        Args.notNull(error, "error");
         String reason = describe(error);
         List<Object> r = call("fail", claim.key(), () -> link.run(StoreScripts.FAIL, new byte[][] {key},
                 token(claim), maxAttemptsArg, utf8(reason), retentionArg));
@@ -186,7 +186,7 @@ final class RedisStoreImpl implements RedisStore {
     }
 
     private byte[] checkClaim(Claim claim) {
-        Objects.requireNonNull(claim, "claim");
+        Args.notNull(claim, "claim");
         if (!claim.consumer().equals(consumer)) {
             throw new IllegalArgumentException("claim belongs to consumer " + Texts.quote(claim.consumer())
                     + ", not " + Texts.quote(consumer));

@@ -7,6 +7,7 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.Outcome;
 import io.txbox.inbox.Receipt;
+import io.txbox.internal.Args;
 import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import java.sql.Connection;
@@ -54,10 +55,10 @@ public class TxboxTemplate {
      */
     public TxboxTemplate(DataSource dataSource, PlatformTransactionManager transactionManager, Outbox outbox,
             Inbox inbox) {
-        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-        this.outbox = Objects.requireNonNull(outbox, "outbox");
-        this.inbox = Objects.requireNonNull(inbox, "inbox");
-        this.transactions = new TransactionTemplate(Objects.requireNonNull(transactionManager, "transactionManager"));
+        this.dataSource = Args.notNull(dataSource, "dataSource");
+        this.outbox = Args.notNull(outbox, "outbox");
+        this.inbox = Args.notNull(inbox, "inbox");
+        this.transactions = new TransactionTemplate(Args.notNull(transactionManager, "transactionManager"));
         this.transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRED);
     }
 
@@ -69,6 +70,7 @@ public class TxboxTemplate {
      * @throws IllegalStateException if no Spring transaction is active; nothing is written
      */
     public boolean send(OutboxMessage message) {
+        Args.notNull(message, "message");
         return inTransaction("send", c -> outbox.send(c, message));
     }
 
@@ -79,6 +81,7 @@ public class TxboxTemplate {
      * @throws IllegalStateException if no Spring transaction is active; nothing is written
      */
     public List<Boolean> sendAll(List<OutboxMessage> messages) {
+        Args.notNull(messages, "messages");
         return inTransaction("sendAll", c -> outbox.sendAll(c, messages));
     }
 
@@ -89,6 +92,7 @@ public class TxboxTemplate {
      * @throws IllegalStateException if no Spring transaction is active; nothing is written
      */
     public Receipt receive(InboundMessage message) {
+        Args.notNull(message, "message");
         return inTransaction("receive", c -> inbox.receive(c, message));
     }
 
@@ -99,6 +103,8 @@ public class TxboxTemplate {
      * @throws IllegalStateException if no Spring transaction is active; nothing is written
      */
     public void storeResult(InboundMessage message, byte[] result) {
+        Args.notNull(message, "message");
+        Args.notNull(result, "result");
         inTransaction("storeResult", c -> {
             inbox.storeResult(c, message, result);
             return null;
@@ -131,8 +137,8 @@ public class TxboxTemplate {
      *     handler's result, is refused; the transaction rolls back and nothing is counted
      */
     public Outcome process(InboundMessage message, Handler handler) {
-        Objects.requireNonNull(message, "message");
-        Objects.requireNonNull(handler, "handler");
+        Args.notNull(message, "message");
+        Args.notNull(handler, "handler");
         boolean outer = TransactionSynchronizationManager.isActualTransactionActive();
         try {
             return Objects.requireNonNull(transactions.execute(status -> handle(message, handler)));
