@@ -20,13 +20,13 @@ import io.txbox.inbox.http.HttpRequestData;
 import io.txbox.inbox.http.HttpResponseData;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
+import io.txbox.testkit.NullArguments;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Executable;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.Parameter;
-import java.lang.reflect.Proxy;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,7 +54,7 @@ import org.junit.jupiter.api.TestFactory;
  */
 class EntryPointNullArgumentsTest {
     /** A DataSource that fails the test if anything is asked of it. */
-    private static final DataSource NO_IO = proxy(DataSource.class);
+    private static final DataSource NO_IO = NullArguments.untouchable(DataSource.class);
 
     /** One public method or constructor, and how to get the object it is called on. */
     private record Target(Class<?> type, Executable executable, @Nullable Supplier<Object> receiver) {}
@@ -255,21 +255,9 @@ class EntryPointNullArgumentsTest {
             return new SimpleMeterRegistry();
         }
         if (type.isInterface()) {
-            return proxy(type);
+            return NullArguments.untouchable(type);
         }
         throw new AssertionError("no sample value for " + type.getName() + ": add one");
-    }
-
-    /** An implementation of {@code type} that fails the test when called. */
-    private static <T> T proxy(Class<T> type) {
-        return type.cast(Proxy.newProxyInstance(EntryPointNullArgumentsTest.class.getClassLoader(), new Class<?>[] {type},
-                (p, m, a) -> switch (m.getName()) {
-                    case "hashCode" -> System.identityHashCode(p);
-                    case "equals" -> p == a[0];
-                    case "toString" -> type.getSimpleName() + " sample";
-                    default -> throw new AssertionError(type.getSimpleName() + "." + m.getName()
-                            + " was called before the null check");
-                }));
     }
 
     private static HttpRequestData request() {
@@ -281,11 +269,11 @@ class EntryPointNullArgumentsTest {
     }
 
     private static Object kafkaBuilder() {
-        return KafkaInboxConsumer.builder(Inbox.builder("k").build(), NO_IO, proxy(Handler.class));
+        return KafkaInboxConsumer.builder(Inbox.builder("k").build(), NO_IO, NullArguments.untouchable(Handler.class));
     }
 
     private static Object rabbitBuilder() {
-        return RabbitInboxConsumer.builder(Inbox.builder("k").build(), NO_IO, proxy(Handler.class));
+        return RabbitInboxConsumer.builder(Inbox.builder("k").build(), NO_IO, NullArguments.untouchable(Handler.class));
     }
 
     /** The processor a builder makes; {@code processor()} is for adapters, so it is reached by reflection. */

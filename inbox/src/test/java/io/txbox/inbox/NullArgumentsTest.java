@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
 import io.txbox.testkit.NullArguments;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
@@ -29,18 +28,10 @@ class NullArgumentsTest {
     private static final Claim CLAIM = new Claim("c", "k", null, Claim.Status.ACQUIRED, 1, Instant.EPOCH, null, null,
             Map.of(), null);
 
-    private static Object untouchable(Class<?> type) {
-        return Proxy.newProxyInstance(NullArgumentsTest.class.getClassLoader(), new Class<?>[] {type},
-                (proxy, method, args) -> {
-                    throw new AssertionError("touched the " + type.getSimpleName() + " before checking the arguments: "
-                            + method);
-                });
-    }
-
     static Object sample(Class<?> type) {
         Map<Class<?>, Object> samples = new HashMap<>();
-        samples.put(Connection.class, untouchable(Connection.class));
-        samples.put(DataSource.class, untouchable(DataSource.class));
+        samples.put(Connection.class, NullArguments.untouchable(Connection.class));
+        samples.put(DataSource.class, NullArguments.untouchable(DataSource.class));
         samples.put(InboundMessage.class, MESSAGE);
         samples.put(Claim.class, CLAIM);
         samples.put(Handler.class, (Handler) (tx, m) -> null);

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
 import io.txbox.testkit.NullArguments;
-import java.lang.reflect.Proxy;
 import java.util.Set;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -17,10 +16,7 @@ import org.junit.jupiter.api.Test;
 class NullArgumentsTest {
     static Object sample(Class<?> type) {
         if (type == DataSource.class) {
-            return Proxy.newProxyInstance(NullArgumentsTest.class.getClassLoader(), new Class<?>[] {DataSource.class},
-                    (proxy, method, args) -> {
-                        throw new AssertionError("touched the data source before checking the arguments: " + method);
-                    });
+            return NullArguments.untouchable(DataSource.class);
         }
         if (type == TxboxTables.class) {
             return TxboxTables.defaults();

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
 import io.txbox.testkit.NullArguments;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,10 +23,7 @@ class NullArgumentsTest {
 
     static Object sample(Class<?> type) {
         if (type == Connection.class) {
-            return Proxy.newProxyInstance(NullArgumentsTest.class.getClassLoader(), new Class<?>[] {Connection.class},
-                    (proxy, method, args) -> {
-                        throw new AssertionError("touched the connection before checking the arguments: " + method);
-                    });
+            return NullArguments.untouchable(Connection.class);
         }
         Map<Class<?>, Object> samples = Map.of(
                 OutboxMessage.class, MESSAGE, List.class, List.of(MESSAGE), Runnable.class, (Runnable) () -> {},

@@ -11,7 +11,6 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.InboxListener;
 import io.txbox.testkit.NullArguments;
 import io.txbox.testkit.TestRedis;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
@@ -35,18 +34,10 @@ class NullArgumentsIT {
 
     private static final InboundMessage MESSAGE = InboundMessage.of("k", new byte[] {1});
 
-    private static Object untouchable(Class<?> type) {
-        return Proxy.newProxyInstance(NullArgumentsIT.class.getClassLoader(), new Class<?>[] {type},
-                (proxy, method, args) -> {
-                    throw new AssertionError("touched the " + type.getSimpleName() + " before checking the arguments: "
-                            + method);
-                });
-    }
-
     static Object sample(Class<?> type) {
         Map<Class<?>, Object> samples = new HashMap<>();
-        samples.put(Connection.class, untouchable(Connection.class));
-        samples.put(DataSource.class, untouchable(DataSource.class));
+        samples.put(Connection.class, NullArguments.untouchable(Connection.class));
+        samples.put(DataSource.class, NullArguments.untouchable(DataSource.class));
         samples.put(InboundMessage.class, MESSAGE);
         samples.put(Claim.class, Claim.of("c", "k", null, Claim.Status.ACQUIRED, 1, Instant.EPOCH, null, null, null, null));
         samples.put(Handler.class, (Handler) (tx, m) -> null);

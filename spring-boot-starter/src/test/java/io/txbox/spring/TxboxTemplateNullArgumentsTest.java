@@ -10,7 +10,6 @@ import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.testkit.NullArguments;
-import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,19 +19,11 @@ import org.springframework.transaction.PlatformTransactionManager;
 
 /** {@link TxboxTemplate} refuses a null argument naming it, before it touches a transaction or a connection. */
 class TxboxTemplateNullArgumentsTest {
-    private static <T> T untouchable(Class<T> type) {
-        return type.cast(Proxy.newProxyInstance(TxboxTemplateNullArgumentsTest.class.getClassLoader(), new Class<?>[] {type},
-                (proxy, method, args) -> {
-                    throw new AssertionError("touched the " + type.getSimpleName() + " before checking the arguments: "
-                            + method);
-                }));
-    }
-
     private static final Map<Class<?>, Object> SAMPLES = Map.of(
-            DataSource.class, untouchable(DataSource.class),
-            PlatformTransactionManager.class, untouchable(PlatformTransactionManager.class),
-            Outbox.class, untouchable(Outbox.class),
-            Inbox.class, untouchable(Inbox.class),
+            DataSource.class, NullArguments.untouchable(DataSource.class),
+            PlatformTransactionManager.class, NullArguments.untouchable(PlatformTransactionManager.class),
+            Outbox.class, NullArguments.untouchable(Outbox.class),
+            Inbox.class, NullArguments.untouchable(Inbox.class),
             InboundMessage.class, InboundMessage.of("k", new byte[] {1}),
             OutboxMessage.class, OutboxMessage.builder(StepKey.of("k", "s"), "d").build(),
             List.class, List.of(),
@@ -41,8 +32,9 @@ class TxboxTemplateNullArgumentsTest {
 
     @Test
     void template_nullArgument_isRefusedNamingTheParameter() {
-        TxboxTemplate template = new TxboxTemplate(untouchable(DataSource.class), untouchable(PlatformTransactionManager.class),
-                untouchable(Outbox.class), untouchable(Inbox.class));
+        TxboxTemplate template = new TxboxTemplate(NullArguments.untouchable(DataSource.class),
+                NullArguments.untouchable(PlatformTransactionManager.class), NullArguments.untouchable(Outbox.class),
+                NullArguments.untouchable(Inbox.class));
         NullArguments check = NullArguments.expecting(TxboxException.class, SAMPLES::get, Set.of())
                 .methods(TxboxTemplate.class, template)
                 .constructors(TxboxTemplate.class);

@@ -7,6 +7,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.Parameter;
+import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -32,6 +33,22 @@ public final class NullArguments {
     private final Set<String> skip;
     private final List<String> problems = new ArrayList<>();
     private int checked;
+
+    /**
+     * An implementation of the interface {@code type} that fails the test when anything but
+     * {@code equals}, {@code hashCode} or {@code toString} is called: a connection or data source
+     * to pass beside the null, proving the null is refused before any I/O.
+     */
+    public static <T> T untouchable(Class<T> type) {
+        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+                (p, m, a) -> switch (m.getName()) {
+                    case "hashCode" -> System.identityHashCode(p);
+                    case "equals" -> p == a[0];
+                    case "toString" -> "untouchable " + type.getSimpleName();
+                    default -> throw new AssertionError("touched the " + type.getSimpleName()
+                            + " before checking the arguments: " + m);
+                }));
+    }
 
     private NullArguments(Class<? extends Throwable> expected, Function<Class<?>, @Nullable Object> samples,
             Set<String> skip) {
