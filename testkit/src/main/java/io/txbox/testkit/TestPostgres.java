@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * one {@code PostgreSQLContainer} per JVM. If none answers, {@code beforeAll} throws a {@link
  * TestkitException} within the connect timeout.
  */
-public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
+public final class TestPostgres implements TestDatabase, BeforeAllCallback, AfterAllCallback {
   /** The server used when the environment names none. */
   public static final String DEFAULT_JDBC_URL = "jdbc:postgresql://127.0.0.1:5432/test";
   /** The login used when the environment names none. */
@@ -94,6 +94,16 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
   }
 
   @Override
+  public Kind kind() {
+    return Kind.POSTGRESQL;
+  }
+
+  @Override
+  public String qualified(String schema, String table) {
+    return '"' + schema + "\".\"" + table + '"';
+  }
+
+  @Override
   public void beforeAll(ExtensionContext context) {
     synchronized (lock) {
       if (schema != null) {
@@ -140,6 +150,7 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
   }
 
   /** Returns this class's schema name: lower case, unquoted-safe, at most 63 characters. */
+  @Override
   public String schema() {
     String name = schema;
     if (name == null) {
@@ -149,6 +160,7 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
   }
 
   /** Returns a JDBC URL whose {@code currentSchema} is {@link #schema()}. */
+  @Override
   public String jdbcUrl() {
     return jdbcUrl(schema());
   }
@@ -159,16 +171,19 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
    *
    * @param schema an existing schema name
    */
+  @Override
   public String jdbcUrl(String schema) {
     return withCurrentSchema(server().url(), schema);
   }
 
   /** Returns the login role for {@link #jdbcUrl()}. */
+  @Override
   public String user() {
     return server().user();
   }
 
   /** Returns the password for {@link #jdbcUrl()}; empty for trust authentication. */
+  @Override
   public String password() {
     return server().password();
   }
@@ -177,6 +192,7 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
    * Returns a HikariCP pool on {@link #jdbcUrl()}, created on first call and closed after the
    * class. Connections are opened on demand, up to the configured pool size.
    */
+  @Override
   public DataSource dataSource() {
     synchronized (lock) {
       if (pool == null) {
@@ -202,6 +218,7 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
    *
    * @throws TestkitException if the server does not answer
    */
+  @Override
   public Connection connection() {
     return open(jdbcUrl());
   }
@@ -223,6 +240,7 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
    * @param hint readable part of the name; characters outside {@code [a-z0-9_]} are replaced
    * @return the new schema's name
    */
+  @Override
   public String newSchema(String hint) {
     Objects.requireNonNull(hint, "hint");
     PgEndpoint server = server();
