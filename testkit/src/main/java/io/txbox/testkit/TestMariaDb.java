@@ -65,7 +65,8 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
   /** {@code jdbc:mariadb://host:port} | {@code /database} | {@code ?options}. */
   private static final Pattern URL = Pattern.compile("(jdbc:(?:mariadb|mysql):(?://)?[^/?]*)(/[^?]*)?(\\?.*)?");
   private static final Object SERVER_LOCK = new Object();
-  private static @Nullable String serverFailure;
+  /** Servers found down, by URL: later classes fail at once instead of waiting again. */
+  private static final java.util.Map<String, String> SERVER_FAILURES = new java.util.HashMap<>();
 
   private final int poolSize;
   private final Object lock = new Object();
@@ -282,15 +283,16 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
         ? new Endpoint(DEFAULT_JDBC_URL, DEFAULT_USER, "", "default")
         : endpoint(envUrl.trim(), envUser == null ? DEFAULT_USER : envUser, envPassword == null ? "" : envPassword);
     synchronized (SERVER_LOCK) {
-      if (serverFailure != null) {
-        throw new TestkitException(serverFailure);
+      String known = SERVER_FAILURES.get(server.url);
+      if (known != null) {
+        throw new TestkitException(known);
       }
       try (Connection ignored = connect(server, server.url(null))) {
         return server;
       } catch (SQLException e) {
         TestkitException failure = failure(server, e);
         if (isUnreachable(e)) {
-          serverFailure = failure.getMessage();
+          SERVER_FAILURES.put(server.url, failure.getMessage());
         }
         throw failure;
       }
