@@ -89,6 +89,9 @@ class MariaDbInboxSqlIT {
         }
     }
 
+    /** Deadlocks and lock-wait timeouts met (and retried) by {@link #deliver}. */
+    static final java.util.concurrent.atomic.AtomicInteger retries = new java.util.concurrent.atomic.AtomicInteger();
+
     /** One delivery: receive, and on FIRST the business effect, in one transaction. Retries a deadlock. */
     static boolean deliver(String isolation, String key) throws Exception {
         for (int attempt = 0; ; attempt++) {
@@ -113,6 +116,7 @@ class MariaDbInboxSqlIT {
                     if (!(SqlErrors.translate("receive", e) instanceof RetryableException) || attempt > 20) {
                         throw e;
                     }
+                    retries.incrementAndGet();
                 } finally {
                     c.setAutoCommit(true);
                 }
@@ -147,6 +151,41 @@ class MariaDbInboxSqlIT {
         assertThat(runs(key)).isEqualTo(1);
     }
 
+    /**
+     * Neighbouring new keys at once, each delivered twice: every key runs its effect once. At
+     * REPEATABLE READ InnoDB's gap locks may make a pair deadlock; the loser gets a
+     * RetryableException (1213) and its retry is a plain delivery.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"REPEATABLE READ", "READ COMMITTED"})
+    void receive_concurrentNeighbouringKeys_eachRunsOnce(String isolation) throws Exception {
+        String prefix = "n-" + isolation.charAt(0) + "-";
+        int keys = 40;
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<Boolean>> results = new ArrayList<>();
+            for (int round = 0; round < 2; round++) {
+                for (int k = 0; k < keys; k++) {
+                    String key = prefix + String.format("%03d", k);
+                    results.add(pool.submit(() -> deliver(isolation, key)));
+                }
+            }
+            int firsts = 0;
+            for (Future<Boolean> r : results) {
+                firsts += r.get(120, TimeUnit.SECONDS) ? 1 : 0;
+            }
+            assertThat(firsts).isEqualTo(keys);
+        } finally {
+            pool.shutdownNow();
+        }
+        for (int k = 0; k < keys; k++) {
+            assertThat(runs(prefix + String.format("%03d", k))).isEqualTo(1);
+        }
+        org.slf4j.LoggerFactory.getLogger(MariaDbInboxSqlIT.class)
+                .info("[{}] {} deliveries of {} keys: {} retried after a deadlock or lock-wait timeout so far",
+                        isolation, 2 * keys, keys, retries.get());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"REPEATABLE READ", "READ COMMITTED"})
     void receive_duplicateWhileFirstIsOpen_waitsOnTheRowLockThenIsDuplicate(String isolation) throws Exception {
@@ -175,7 +214,7 @@ class MariaDbInboxSqlIT {
                 st.executeQuery("select count(*) from effects").close();
             }
             assertThat(receive(first, "c", key, null).first()).isTrue();
-            long secondId = connectionId(second);
+            long secondId = DB.connectionId(second);
             CompletableFuture<Seen> duplicate = CompletableFuture.supplyAsync(() -> {
                 try {
                     Seen seen = receive(second, "c", key, null);
@@ -185,7 +224,7 @@ class MariaDbInboxSqlIT {
                     throw new IllegalStateException(e);
                 }
             });
-            await().atMost(Duration.ofSeconds(20)).until(() -> waitingForLock(secondId));
+            await().atMost(Duration.ofSeconds(20)).until(() -> DB.waitsForLock(secondId));
             assertThat(duplicate).isNotDone();
             if (commitFirst) {
                 first.commit();
@@ -239,23 +278,6 @@ class MariaDbInboxSqlIT {
         }
     }
 
-    private static long connectionId(Connection c) throws SQLException {
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("select connection_id()")) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    private static boolean waitingForLock(long connectionId) throws SQLException {
-        try (Connection c = DB.connection(); PreparedStatement ps = c.prepareStatement(
-                "select count(*) from information_schema.innodb_trx where trx_mysql_thread_id = ? and trx_state = 'LOCK WAIT'")) {
-            ps.setLong(1, connectionId);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getInt(1) > 0;
-            }
-        }
-    }
 
     private static int runs(String key) throws SQLException {
         try (Connection c = DB.connection(); PreparedStatement ps = c.prepareStatement(

@@ -91,7 +91,7 @@ class MariaDbOutboxSqlIT {
             first.setAutoCommit(false);
             second.setAutoCommit(false);
             assertThat(send(first, stepKey)).isTrue();
-            long secondId = connectionId(second);
+            long secondId = DB.connectionId(second);
             CompletableFuture<Boolean> duplicate = CompletableFuture.supplyAsync(() -> {
                 try {
                     boolean emitted = send(second, stepKey);
@@ -101,7 +101,7 @@ class MariaDbOutboxSqlIT {
                     throw new IllegalStateException(e);
                 }
             });
-            await().atMost(Duration.ofSeconds(20)).until(() -> waitingForLock(secondId));
+            await().atMost(Duration.ofSeconds(20)).until(() -> DB.waitsForLock(secondId));
             assertThat(duplicate).isNotDone();
             if (commitFirst) {
                 first.commit();
@@ -122,23 +122,6 @@ class MariaDbOutboxSqlIT {
         }
     }
 
-    static long connectionId(Connection c) throws SQLException {
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("select connection_id()")) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    static boolean waitingForLock(long connectionId) throws SQLException {
-        try (Connection c = DB.connection(); PreparedStatement ps = c.prepareStatement(
-                "select count(*) from information_schema.innodb_trx where trx_mysql_thread_id = ? and trx_state = 'LOCK WAIT'")) {
-            ps.setLong(1, connectionId);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getInt(1) > 0;
-            }
-        }
-    }
 
     private static int rows(String stepKey) throws SQLException {
         try (Connection c = DB.connection(); PreparedStatement ps = c.prepareStatement(

@@ -1,6 +1,5 @@
 package io.txbox.testkit;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -193,18 +192,8 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
     synchronized (lock) {
       if (pool == null) {
         String name = schema();
-        HikariConfig config = new HikariConfig();
-        config.setPoolName("txbox-test-" + name);
-        config.setJdbcUrl(jdbcUrl(name));
-        config.setUsername(user());
-        if (!password().isEmpty()) {
-          config.setPassword(password());
-        }
-        config.setMaximumPoolSize(poolSize);
-        config.setMinimumIdle(1);
-        config.setConnectionTimeout(Duration.ofSeconds(10).toMillis());
-        config.addDataSourceProperty("permitMysqlScheme", "true");
-        pool = new HikariDataSource(config);
+        pool = TestPools.create(name, jdbcUrl(name), user(), password(), poolSize,
+            java.util.Map.of("permitMysqlScheme", "true"));
       }
       return pool;
     }
@@ -238,6 +227,40 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
     String name = Names.schemaName(hint);
     create(server(), name);
     return name;
+  }
+
+  /**
+   * The server's id of {@code connection} ({@code CONNECTION_ID()}), to watch it from another
+   * connection with {@link #waitsForLock(long)}; read it before the connection blocks.
+   */
+  public long connectionId(Connection connection) {
+    Objects.requireNonNull(connection, "connection");
+    try (Statement st = connection.createStatement();
+        java.sql.ResultSet rs = st.executeQuery("SELECT CONNECTION_ID()")) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw failure(server(), e);
+    }
+  }
+
+  /**
+   * Whether the connection with server id {@code connectionId} is waiting for an InnoDB lock right
+   * now, for a test that awaits a blocked statement (Awaitility) instead of sleeping.
+   */
+  public boolean waitsForLock(long connectionId) {
+    Endpoint server = server();
+    try (Connection c = connect(server, jdbcUrl());
+        java.sql.PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM information_schema.innodb_trx"
+            + " WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'")) {
+      ps.setLong(1, connectionId);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1) > 0;
+      }
+    } catch (SQLException e) {
+      throw failure(server, e);
+    }
   }
 
   @Override

@@ -1,6 +1,5 @@
 package io.txbox.testkit;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -197,17 +196,7 @@ public final class TestPostgres implements TestDatabase, BeforeAllCallback, Afte
     synchronized (lock) {
       if (pool == null) {
         String name = schema();
-        HikariConfig config = new HikariConfig();
-        config.setPoolName("txbox-test-" + name);
-        config.setJdbcUrl(jdbcUrl(name));
-        config.setUsername(user());
-        if (!password().isEmpty()) {
-          config.setPassword(password());
-        }
-        config.setMaximumPoolSize(poolSize);
-        config.setMinimumIdle(1);
-        config.setConnectionTimeout(Duration.ofSeconds(10).toMillis());
-        pool = new HikariDataSource(config);
+        pool = TestPools.create(name, jdbcUrl(name), user(), password(), poolSize, java.util.Map.of());
       }
       return pool;
     }

@@ -118,7 +118,7 @@ class MariaDbClaimSqlIT {
             }
             relay.setAutoCommit(false);
             assertThat(claim(relay, "[6]", 10)).containsExactly("due-rr");
-            long appId = connectionId(app);
+            long appId = DB.connectionId(app);
             CompletableFuture<Void> send = CompletableFuture.runAsync(() -> {
                 try {
                     insert(app, "held-back", 6, "0 second");
@@ -126,27 +126,10 @@ class MariaDbClaimSqlIT {
                     throw new IllegalStateException(e);
                 }
             });
-            await().atMost(Duration.ofSeconds(20)).until(() -> waitingForLock(appId));
+            await().atMost(Duration.ofSeconds(20)).until(() -> DB.waitsForLock(appId));
             relay.commit();
             send.get(20, TimeUnit.SECONDS);
         }
     }
 
-    private static long connectionId(Connection c) throws SQLException {
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("select connection_id()")) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    private static boolean waitingForLock(long connectionId) throws SQLException {
-        try (Connection c = DB.connection(); PreparedStatement ps = c.prepareStatement(
-                "select count(*) from information_schema.innodb_trx where trx_mysql_thread_id = ? and trx_state = 'LOCK WAIT'")) {
-            ps.setLong(1, connectionId);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getInt(1) > 0;
-            }
-        }
-    }
 }
