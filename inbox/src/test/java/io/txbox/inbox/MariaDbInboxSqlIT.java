@@ -40,6 +40,9 @@ class MariaDbInboxSqlIT {
     @RegisterExtension
     static final TestMariaDb DB = TestMariaDb.perClass(12);
 
+    static final int MAX_ATTEMPTS = 2;
+    static final long LEASE_MICROS = 3_600_000_000L;
+
     static TxboxTables tables;
     static MariaDbInboxSql sql;
 
@@ -49,7 +52,7 @@ class MariaDbInboxSqlIT {
         TxboxMigrations.migrate(DB.dataSource(), tables);
         try (Connection c = DB.connection(); Statement st = c.createStatement()) {
             st.execute("create table effects (message_key varchar(255) primary key, runs int not null)");
-            sql = new MariaDbInboxSql(tables, Dialect.of(c));
+            sql = new MariaDbInboxSql(tables, Dialect.of(c), MAX_ATTEMPTS, LEASE_MICROS);
         }
     }
 
@@ -159,7 +162,7 @@ class MariaDbInboxSqlIT {
     @ParameterizedTest
     @ValueSource(strings = {"REPEATABLE READ", "READ COMMITTED"})
     void receive_concurrentNeighbouringKeys_eachRunsOnce(String isolation) throws Exception {
-        String prefix = "n-" + isolation.charAt(0) + "-";
+        String prefix = "n-" + isolation.replace(' ', '-') + "-";
         int keys = 40;
         ExecutorService pool = Executors.newFixedThreadPool(8);
         try {
@@ -278,6 +281,100 @@ class MariaDbInboxSqlIT {
         }
     }
 
+
+    /** What a two-phase claim left: whether it is this caller's, and the fencing token. */
+    record Claimed(boolean mine, String status, int attempts, int failures, Long leaseMicros, String lastError) {}
+
+    static Claimed claim(Connection c, String key) throws SQLException {
+        long token = ThreadLocalRandom.current().nextLong();
+        try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
+            ps.setString(1, "c");
+            ps.setString(2, key);
+            ps.setNull(3, Types.VARBINARY);
+            ps.setLong(4, token);
+            ps.setNull(5, Types.VARBINARY);
+            ps.setNull(6, Types.VARBINARY);
+            for (int i = 7; i <= 12; i++) {
+                ps.setLong(i, token);
+            }
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(sql.classifyClaim)) {
+            ps.setLong(1, token);
+            ps.setString(2, "c");
+            ps.setString(3, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                long micros = rs.getLong(5);
+                Long lease = rs.wasNull() ? null : micros;
+                return new Claimed(rs.getInt(1) == 1, rs.getString(2), rs.getInt(3), rs.getInt(4), lease, rs.getString(6));
+            }
+        }
+    }
+
+    static int complete(Connection c, String key, Claimed claimed) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.complete)) {
+            ps.setBytes(1, new byte[] {42});
+            ps.setString(2, "c");
+            ps.setString(3, key);
+            ps.setInt(4, claimed.attempts());
+            ps.setLong(5, claimed.leaseMicros());
+            return ps.executeUpdate();
+        }
+    }
+
+    private static void expireLease(Connection c, String key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("update " + DB.qualified(tables.schema(), tables.inboxTable())
+                + " set lease_until = current_timestamp(6) - interval 1 second where consumer = 'c' and message_key = ?")) {
+            ps.setString(1, key);
+            ps.executeUpdate();
+        }
+    }
+
+    @Test
+    void claim_leaseInDatabaseTime_fencesTheWorkerWhoseLeaseWasTakenOver() throws Exception {
+        try (Connection c = DB.connection(); Statement st = c.createStatement()) {
+            st.execute("SET time_zone = '+05:00'"); // the fencing token must not depend on the session's zone
+            Claimed first = claim(c, "two-phase");
+            assertThat(first.mine()).isTrue();
+            assertThat(first.status()).isEqualTo("PROCESSING");
+            assertThat(first.attempts()).isEqualTo(1);
+            long nowMicros;
+            try (ResultSet rs = st.executeQuery("select cast(unix_timestamp(current_timestamp(6)) * 1000000 as signed)")) {
+                rs.next();
+                nowMicros = rs.getLong(1);
+            }
+            assertThat(first.leaseMicros() - nowMicros).isBetween(LEASE_MICROS - 60_000_000L, LEASE_MICROS);
+
+            Claimed whileLeased = claim(c, "two-phase");
+            assertThat(whileLeased.mine()).isFalse();
+            assertThat(whileLeased.attempts()).isEqualTo(1);
+
+            expireLease(c, "two-phase");
+            Claimed takeover = claim(c, "two-phase");
+            assertThat(takeover).extracting(Claimed::mine, Claimed::status, Claimed::attempts, Claimed::failures)
+                    .containsExactly(true, "PROCESSING", 2, 1);
+
+            assertThat(complete(c, "two-phase", first)).as("the first worker lost its lease").isZero();
+            assertThat(complete(c, "two-phase", takeover)).isEqualTo(1);
+            assertThat(claim(c, "two-phase")).extracting(Claimed::mine, Claimed::status).containsExactly(false, "COMPLETED");
+        }
+    }
+
+    @Test
+    void claim_expiredLeaseThatUsesUpTheAttempts_parksTheEntryAsDead() throws Exception {
+        try (Connection c = DB.connection()) {
+            assertThat(claim(c, "crashes").mine()).isTrue();
+            expireLease(c, "crashes");
+            assertThat(claim(c, "crashes").failures()).isEqualTo(1);
+            expireLease(c, "crashes");
+            Claimed parked = claim(c, "crashes");
+            assertThat(parked).extracting(Claimed::mine, Claimed::status, Claimed::attempts, Claimed::failures,
+                    Claimed::leaseMicros).containsExactly(true, "DEAD", 2, 2, null);
+            assertThat(parked.lastError()).isEqualTo("lease expired on attempt 2, failure 2 of 2; last error: none");
+            assertThat(claim(c, "crashes").mine()).isFalse();
+        }
+    }
 
     private static int runs(String key) throws SQLException {
         try (Connection c = DB.connection(); PreparedStatement ps = c.prepareStatement(

@@ -1,7 +1,5 @@
--- The transaction whose receive last reported FIRST for the entry. PostgreSQL writes
--- txid_current(); here the store writes the InnoDB transaction id of the caller's transaction
--- (information_schema.innodb_trx.trx_id for CONNECTION_ID(), assigned by the first write, so it
--- is known right after the inbox INSERT). storeResult writes only while it equals the caller's
--- own transaction id, so a later transaction, or one whose receive said DUPLICATE, can never
--- replace a stored result. Existing entries keep NULL.
+-- Who took the entry last. PostgreSQL writes the receiving transaction's txid_current(); MariaDB
+-- and MySQL give SQL no cheap, exact transaction id, so here receive and claim write a random
+-- 64-bit token of their own call, and read it back to tell whether the entry is theirs (FIRST) or
+-- another delivery's (DUPLICATE). Existing entries keep NULL, which no call's token equals.
 ALTER TABLE `${schema}`.`${prefix}inbox` ADD COLUMN received_txid bigint NULL;
