@@ -14,9 +14,6 @@ import org.jspecify.annotations.Nullable;
  * (readiness, the admin commands, the workers' log) instead of {@code relation ... does not exist}.
  */
 public final class SchemaCheck {
-    /** PostgreSQL's {@code undefined_table}. */
-    static final String UNDEFINED_TABLE = "42P01";
-
     private SchemaCheck() {}
 
     /**
@@ -49,11 +46,5 @@ public final class SchemaCheck {
     public static String message(TxboxTables tables) {
         return "schema " + tables.schema() + " has no txbox tables: run `txbox-relay migrate`"
                 + " (or TxboxMigrations.migrate) first";
-    }
-
-    /** Whether {@code e} is PostgreSQL's "relation does not exist". */
-    static boolean isUndefinedTable(Throwable e) {
-        SQLException sql = io.txbox.internal.SqlErrors.findSql(e);
-        return sql != null && UNDEFINED_TABLE.equals(sql.getSQLState());
     }
 }
