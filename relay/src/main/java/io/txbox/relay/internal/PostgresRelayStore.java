@@ -119,7 +119,7 @@ final class PostgresRelayStore implements RelayStore {
 
         // both lock the worker's lanes for the batch and return only those it still holds with its fence
         Table<?> mine = unnest("mine", List.of("lane", "fence"), SQLDataType.SMALLINT, SQLDataType.BIGINT);
-        Condition held = L.LANE.eq(mine.field("lane", Short.class)).and(L.FENCE.eq(mine.field("fence", Long.class)));
+        Condition held = L.LANE.eq(col("mine", "lane", Short.class)).and(L.FENCE.eq(col("mine", "fence", Long.class)));
         renewLanes = sql(r.update(L).set(L.LEASE_UNTIL, nowPlusMillis(param(SQLDataType.BIGINT))).from(mine)
                 .where(held).and(L.OWNER.eq(param(SQLDataType.VARCHAR)))
                 .returningResult(L.LANE, blocked, memberCount));
@@ -133,14 +133,14 @@ final class PostgresRelayStore implements RelayStore {
 
         Table<?> f = unnest("f", List.of("id", "error", "delay_ms", "extra"), SQLDataType.BIGINT, SQLDataType.VARCHAR,
                 SQLDataType.BIGINT, SQLDataType.INTEGER);
-        retry = sql(r.update(O).set(O.ATTEMPTS, O.ATTEMPTS.plus(f.field("extra", Integer.class)))
-                .set(O.LAST_ERROR, f.field("error", String.class))
-                .set(O.AVAILABLE_AT, nowPlusMillis(f.field("delay_ms", Long.class)))
-                .from(f).where(O.ID.eq(f.field("id", Long.class))));
+        retry = sql(r.update(O).set(O.ATTEMPTS, O.ATTEMPTS.plus(col("f", "extra", Integer.class)))
+                .set(O.LAST_ERROR, col("f", "error", String.class))
+                .set(O.AVAILABLE_AT, nowPlusMillis(col("f", "delay_ms", Long.class)))
+                .from(f).where(O.ID.eq(col("f", "id", Long.class))));
 
         Table<?> b = unnest("b", List.of("lane", "delay_ms"), SQLDataType.SMALLINT, SQLDataType.BIGINT);
-        block = sql(r.update(L).set(L.BLOCKED_UNTIL, DSL.greatest(L.BLOCKED_UNTIL, nowPlusMillis(b.field("delay_ms", Long.class))))
-                .from(b).where(L.LANE.eq(b.field("lane", Short.class))));
+        block = sql(r.update(L).set(L.BLOCKED_UNTIL, DSL.greatest(L.BLOCKED_UNTIL, nowPlusMillis(col("b", "delay_ms", Long.class))))
+                .from(b).where(L.LANE.eq(col("b", "lane", Short.class))));
 
         deadLetter = deadLetterStatement(r);
         backlog = backlogQuery(r);
@@ -166,9 +166,9 @@ final class PostgresRelayStore implements RelayStore {
         Table<?> d = unnest("d", List.of("id", "reason", "extra"), SQLDataType.BIGINT, SQLDataType.VARCHAR,
                 SQLDataType.INTEGER);
         List<Field<?>> returned = OutboxColumns.concat(OutboxColumns.ROW, List.of(O.ATTEMPTS,
-                d.field("reason", String.class).as("dead_reason"), d.field("extra", Integer.class).as("dead_extra")));
+                col("d", "reason", String.class).as("dead_reason"), col("d", "extra", Integer.class).as("dead_extra")));
         CommonTableExpression<?> gone = DSL.name("gone").as(
-                r.deleteFrom(O).using(d).where(O.ID.eq(d.field("id", Long.class))).returningResult(returned));
+                r.deleteFrom(O).using(d).where(O.ID.eq(col("d", "id", Long.class))).returningResult(returned));
         List<Field<?>> into = OutboxColumns.concat(OutboxColumns.of(D, OutboxColumns.ROW), List.of(D.ATTEMPTS, D.REASON));
         List<Field<?>> values = OutboxColumns.concat(OutboxColumns.of(gone, OutboxColumns.ROW), List.of(
                 gone.field(O.ATTEMPTS.getName(), Integer.class).plus(gone.field("dead_extra", Integer.class)),
@@ -210,6 +210,11 @@ final class PostgresRelayStore implements RelayStore {
             arrays[i] = param(types[i].array());
         }
         return DSL.table(template.append(')').toString(), (Object[]) arrays).as(alias, columns.toArray(String[]::new));
+    }
+
+    /** Column {@code name} of the table aliased {@code alias}: a template table knows no columns of its own. */
+    private static <T> Field<T> col(String alias, String name, Class<T> type) {
+        return DSL.field(DSL.name(alias, name), type);
     }
 
     private static <T> Field<T> param(DataType<T> type) {
