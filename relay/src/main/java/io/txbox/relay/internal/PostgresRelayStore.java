@@ -1,5 +1,9 @@
 package io.txbox.relay.internal;
 
+import static io.txbox.internal.PostgresSql.column;
+import static io.txbox.internal.PostgresSql.nowPlusMillis;
+import static io.txbox.internal.PostgresSql.param;
+import static io.txbox.internal.PostgresSql.unnest;
 import static io.txbox.internal.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
 import static io.txbox.internal.schema.tables.TxboxOutboxDead.TXBOX_OUTBOX_DEAD;
 import static io.txbox.internal.schema.tables.TxboxRelayLane.TXBOX_RELAY_LANE;
@@ -8,6 +12,7 @@ import static io.txbox.internal.schema.tables.TxboxRelayMember.TXBOX_RELAY_MEMBE
 import io.txbox.TxboxTables;
 import io.txbox.internal.Jooq;
 import io.txbox.internal.OutboxColumns;
+import io.txbox.internal.PostgresSql;
 import io.txbox.internal.SqlErrors;
 import io.txbox.internal.schema.tables.TxboxOutbox;
 import io.txbox.internal.schema.tables.TxboxOutboxDead;
@@ -16,7 +21,6 @@ import io.txbox.internal.schema.tables.TxboxRelayMember;
 import io.txbox.internal.shaded.jooq.CommonTableExpression;
 import io.txbox.internal.shaded.jooq.Condition;
 import io.txbox.internal.shaded.jooq.DSLContext;
-import io.txbox.internal.shaded.jooq.DataType;
 import io.txbox.internal.shaded.jooq.Field;
 import io.txbox.internal.shaded.jooq.InsertValuesStep1;
 import io.txbox.internal.shaded.jooq.Query;
@@ -41,11 +45,9 @@ import java.util.Map;
 
 /**
  * The relay's statements on PostgreSQL, built with jOOQ's DSL from the generated tables and
- * rendered once per relay. Two PostgreSQL constructs are jOOQ templates, each in one helper:
- * {@link #nowPlusMillis} (jOOQ 3.19 has no typed date arithmetic for {@code timestamptz}
- * columns) and {@link #unnest} (jOOQ's {@code unnest} takes one array, and a batch passes
- * several parallel arrays, so each statement binds a fixed number of parameters whatever the
- * batch size). The claim query is {@link #claim}.
+ * rendered once per relay. What jOOQ cannot express (database time plus milliseconds, parallel
+ * array parameters, the age of a row as an interval, session settings) comes from {@link
+ * PostgresSql} or says why where it is written. The claim query is {@link #claim}.
  */
 final class PostgresRelayStore implements RelayStore {
     /** Backlogs up to this many rows are counted exactly; larger ones are estimated from the id span. */
@@ -119,7 +121,7 @@ final class PostgresRelayStore implements RelayStore {
 
         // both lock the worker's lanes for the batch and return only those it still holds with its fence
         Table<?> mine = unnest("mine", List.of("lane", "fence"), SQLDataType.SMALLINT, SQLDataType.BIGINT);
-        Condition held = L.LANE.eq(col("mine", "lane", Short.class)).and(L.FENCE.eq(col("mine", "fence", Long.class)));
+        Condition held = L.LANE.eq(column("mine", "lane", Short.class)).and(L.FENCE.eq(column("mine", "fence", Long.class)));
         renewLanes = sql(r.update(L).set(L.LEASE_UNTIL, nowPlusMillis(param(SQLDataType.BIGINT))).from(mine)
                 .where(held).and(L.OWNER.eq(param(SQLDataType.VARCHAR)))
                 .returningResult(L.LANE, blocked, memberCount));
@@ -133,14 +135,14 @@ final class PostgresRelayStore implements RelayStore {
 
         Table<?> f = unnest("f", List.of("id", "error", "delay_ms", "extra"), SQLDataType.BIGINT, SQLDataType.VARCHAR,
                 SQLDataType.BIGINT, SQLDataType.INTEGER);
-        retry = sql(r.update(O).set(O.ATTEMPTS, O.ATTEMPTS.plus(col("f", "extra", Integer.class)))
-                .set(O.LAST_ERROR, col("f", "error", String.class))
-                .set(O.AVAILABLE_AT, nowPlusMillis(col("f", "delay_ms", Long.class)))
-                .from(f).where(O.ID.eq(col("f", "id", Long.class))));
+        retry = sql(r.update(O).set(O.ATTEMPTS, O.ATTEMPTS.plus(column("f", "extra", Integer.class)))
+                .set(O.LAST_ERROR, column("f", "error", String.class))
+                .set(O.AVAILABLE_AT, nowPlusMillis(column("f", "delay_ms", Long.class)))
+                .from(f).where(O.ID.eq(column("f", "id", Long.class))));
 
         Table<?> b = unnest("b", List.of("lane", "delay_ms"), SQLDataType.SMALLINT, SQLDataType.BIGINT);
-        block = sql(r.update(L).set(L.BLOCKED_UNTIL, DSL.greatest(L.BLOCKED_UNTIL, nowPlusMillis(col("b", "delay_ms", Long.class))))
-                .from(b).where(L.LANE.eq(col("b", "lane", Short.class))));
+        block = sql(r.update(L).set(L.BLOCKED_UNTIL, DSL.greatest(L.BLOCKED_UNTIL, nowPlusMillis(column("b", "delay_ms", Long.class))))
+                .from(b).where(L.LANE.eq(column("b", "lane", Short.class))));
 
         deadLetter = deadLetterStatement(r);
         backlog = backlogQuery(r);
@@ -166,9 +168,9 @@ final class PostgresRelayStore implements RelayStore {
         Table<?> d = unnest("d", List.of("id", "reason", "extra"), SQLDataType.BIGINT, SQLDataType.VARCHAR,
                 SQLDataType.INTEGER);
         List<Field<?>> returned = OutboxColumns.concat(OutboxColumns.ROW, List.of(O.ATTEMPTS,
-                col("d", "reason", String.class).as("dead_reason"), col("d", "extra", Integer.class).as("dead_extra")));
+                column("d", "reason", String.class).as("dead_reason"), column("d", "extra", Integer.class).as("dead_extra")));
         CommonTableExpression<?> gone = DSL.name("gone").as(
-                r.deleteFrom(O).using(d).where(O.ID.eq(col("d", "id", Long.class))).returningResult(returned));
+                r.deleteFrom(O).using(d).where(O.ID.eq(column("d", "id", Long.class))).returningResult(returned));
         List<Field<?>> into = OutboxColumns.concat(OutboxColumns.of(D, OutboxColumns.ROW), List.of(D.ATTEMPTS, D.REASON));
         List<Field<?>> values = OutboxColumns.concat(OutboxColumns.of(gone, OutboxColumns.ROW), List.of(
                 gone.field(O.ATTEMPTS.getName(), Integer.class).plus(gone.field("dead_extra", Integer.class)),
@@ -196,44 +198,8 @@ final class PostgresRelayStore implements RelayStore {
         return sql(r.select(head, span, DSL.coalesce(oldest, DSL.inline(0L))));
     }
 
-    /** Database time ({@code now()}, the transaction's start) plus a number of milliseconds. */
-    private static Field<OffsetDateTime> nowPlusMillis(Field<Long> millis) {
-        return DSL.field("({0} + {1} * interval '1 millisecond')", SQLDataType.TIMESTAMPWITHTIMEZONE, NOW, millis);
-    }
-
-    /** A table {@code alias(columns)} of parallel array parameters, one bind parameter per array. */
-    private static Table<?> unnest(String alias, List<String> columns, DataType<?>... types) {
-        StringBuilder template = new StringBuilder("unnest(");
-        Field<?>[] arrays = new Field<?>[types.length];
-        for (int i = 0; i < types.length; i++) {
-            template.append(i == 0 ? "" : ", ").append('{').append(i).append('}');
-            arrays[i] = param(types[i].array());
-        }
-        return DSL.table(template.append(')').toString(), (Object[]) arrays).as(alias, columns.toArray(String[]::new));
-    }
-
-    /** Column {@code name} of the table aliased {@code alias}: a template table knows no columns of its own. */
-    private static <T> Field<T> col(String alias, String name, Class<T> type) {
-        return DSL.field(DSL.name(alias, name), type);
-    }
-
-    private static <T> Field<T> param(DataType<T> type) {
-        return DSL.val(null, type);
-    }
-
     private static String sql(Query q) {
         return q.getSQL(ParamType.INDEXED);
-    }
-
-    /** The claim query, for documentation and tests. */
-    String claimSql() {
-        return claim;
-    }
-
-    /** Every statement, for tests that look at their shape. */
-    List<String> statements() {
-        return List.of(initLanes, heartbeat, expireMembers, liveMembers, ownedLanes, takeLanes, releaseLanes, releaseAll,
-                leave, renewLanes, lockLanes, claim, claimSkipping, delete, retry, block, deadLetter, backlog);
     }
 
     @Override

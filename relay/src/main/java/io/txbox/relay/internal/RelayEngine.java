@@ -90,7 +90,10 @@ final class RelayEngine implements Relay {
         if (!settings.backlogInterval().isZero()) {
             // its own thread and a connection borrowed per sample: a slow query never stalls a worker
             ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "txbox-" + settings.relayId() + "-backlog");
+                Thread t = new Thread(() -> {
+                    MDC.put(Relay.MDC_KEY, settings.relayId());
+                    r.run();
+                }, "txbox-" + settings.relayId() + "-backlog");
                 t.setDaemon(true);
                 return t;
             });
@@ -299,7 +302,6 @@ final class RelayEngine implements Relay {
             return;
         }
         long[] b;
-        MDC.put(Relay.MDC_KEY, settings.relayId());
         try (Connection c = settings.dataSource().getConnection()) {
             b = store.backlog(c, (int) Math.max(1, Math.min(settings.backlogInterval().toSeconds(), 30)));
             if (!c.getAutoCommit()) {
@@ -315,8 +317,6 @@ final class RelayEngine implements Relay {
                 log.warn("{} - backlog sample failed: {}", settings.relayId(), e.toString());
             }
             return;
-        } finally {
-            MDC.remove(Relay.MDC_KEY);
         }
         try {
             settings.listener().backlog(b[0], Duration.ofMillis(b[1]));
