@@ -41,8 +41,11 @@ class RelayMdcIT {
         };
         try (Connection admin = RABBIT.connectionFactory().newConnection()) {
             Channel ch = admin.createChannel();
+            String queue = RABBIT.name("mdc-q");
             ch.exchangeDeclare(exchange, "direct", false, true, null);
-            db.send(Db.message("m-1", "known", "k", "a"), Db.message("m-2", "known", "j", "b"));
+            ch.queueDeclare(queue, false, false, true, null);
+            ch.queueBind(queue, exchange, "k");
+            db.send(Db.message("m-1", "known", "k", "a"), Db.message("m-2", "known", "k", "b"));
             try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(RABBIT.connectionFactory()).build();
                     Relay relay = Relay.builder().dataSource(db.ds).tables(db.tables).relayId("orders-relay")
                             .route("known", rabbit.exchange(exchange)).pollInterval(Duration.ofMillis(20))

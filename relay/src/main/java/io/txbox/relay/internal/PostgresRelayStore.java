@@ -82,6 +82,7 @@ final class PostgresRelayStore implements RelayStore {
     private final String block;
     private final String deadLetter;
     private final String backlog;
+    private final String missingTables;
 
     PostgresRelayStore(TxboxTables tables) {
         DSLContext r = Jooq.renderer(tables);
@@ -146,6 +147,11 @@ final class PostgresRelayStore implements RelayStore {
 
         deadLetter = deadLetterStatement(r);
         backlog = backlogQuery(r);
+        // a template: to_regclass, the catalog lookup that answers null for a missing table, has no jOOQ form
+        missingTables = sql(r.select(column("t", "n", String.class))
+                .from(unnest("t", List.of("n", "q"), SQLDataType.VARCHAR, SQLDataType.VARCHAR))
+                .where(DSL.field("to_regclass({0})", Object.class, column("t", "q", String.class)).isNull())
+                .orderBy(column("t", "n", String.class)));
     }
 
     private static String claimQuery(DSLContext r, Condition skip) {
@@ -421,6 +427,21 @@ final class PostgresRelayStore implements RelayStore {
                 return new long[] {exact <= EXACT_BACKLOG_LIMIT ? exact : Math.max(exact, rs.getLong(2)), rs.getLong(3)};
             }
         }
+    }
+
+    @Override
+    public List<String> missingTables(Connection c, List<String> names, List<String> qualified) throws SQLException {
+        List<String> missing = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(missingTables)) {
+            ps.setArray(1, c.createArrayOf("text", names.toArray()));
+            ps.setArray(2, c.createArrayOf("text", qualified.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    missing.add(rs.getString(1));
+                }
+            }
+        }
+        return missing;
     }
 
     @Override

@@ -136,7 +136,7 @@ final class RelayEngine implements Relay {
         try (Connection c = settings.dataSource().getConnection()) {
             db = c.isValid((int) Math.max(1, timeout.toSeconds())) ? "UP" : "DOWN: connection not valid";
             if (db.equals("UP")) {
-                String problem = SchemaCheck.problem(c, settings.tables());
+                String problem = SchemaCheck.problem(store, c, settings.tables());
                 if (problem != null) {
                     db = "DOWN: " + problem;
                 }

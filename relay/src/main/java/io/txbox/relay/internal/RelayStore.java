@@ -98,6 +98,12 @@ interface RelayStore {
      */
     long[] backlog(Connection c, int timeoutSeconds) throws SQLException;
 
+    /**
+     * Which of the tables {@code names} (schema-qualified and quoted as {@code qualified}, in the
+     * same order) do not exist, sorted by name.
+     */
+    List<String> missingTables(Connection c, List<String> names, List<String> qualified) throws SQLException;
+
     /** Whether {@code e} says a txbox table does not exist (an unmigrated schema). */
     boolean isUndefinedTable(Throwable e);
 }
