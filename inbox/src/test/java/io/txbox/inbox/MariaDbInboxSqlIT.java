@@ -1,7 +1,6 @@
 package io.txbox.inbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.txbox.RetryableException;
 import io.txbox.TxboxTables;
@@ -15,10 +14,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -217,24 +214,7 @@ class MariaDbInboxSqlIT {
                 st.executeQuery("select count(*) from effects").close();
             }
             assertThat(receive(first, "c", key, null).first()).isTrue();
-            long secondId = DB.connectionId(second);
-            CompletableFuture<Seen> duplicate = CompletableFuture.supplyAsync(() -> {
-                try {
-                    Seen seen = receive(second, "c", key, null);
-                    second.commit();
-                    return seen;
-                } catch (SQLException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            await().atMost(Duration.ofSeconds(20)).until(() -> DB.waitsForLock(secondId));
-            assertThat(duplicate).isNotDone();
-            if (commitFirst) {
-                first.commit();
-            } else {
-                first.rollback();
-            }
-            return duplicate.get(20, TimeUnit.SECONDS);
+            return DB.behindOpenTransaction(first, commitFirst, second, c -> receive(c, "c", key, null));
         }
     }
 

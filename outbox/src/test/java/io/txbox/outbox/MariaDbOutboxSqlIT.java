@@ -1,7 +1,6 @@
 package io.txbox.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.txbox.TxboxTables;
 import io.txbox.internal.Dialect;
@@ -13,9 +12,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
-import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -91,24 +87,7 @@ class MariaDbOutboxSqlIT {
             first.setAutoCommit(false);
             second.setAutoCommit(false);
             assertThat(send(first, stepKey)).isTrue();
-            long secondId = DB.connectionId(second);
-            CompletableFuture<Boolean> duplicate = CompletableFuture.supplyAsync(() -> {
-                try {
-                    boolean emitted = send(second, stepKey);
-                    second.commit();
-                    return emitted;
-                } catch (SQLException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            await().atMost(Duration.ofSeconds(20)).until(() -> DB.waitsForLock(secondId));
-            assertThat(duplicate).isNotDone();
-            if (commitFirst) {
-                first.commit();
-            } else {
-                first.rollback();
-            }
-            return duplicate.get(20, TimeUnit.SECONDS);
+            return DB.behindOpenTransaction(first, commitFirst, second, c -> send(c, stepKey));
         }
     }
 

@@ -263,6 +263,52 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
     }
   }
 
+  /** A statement a test runs on a connection; it may throw. */
+  @FunctionalInterface
+  public interface SqlWork<T> {
+    T run(Connection connection) throws Exception;
+  }
+
+  /**
+   * Runs {@code blocked} on {@code second} in another thread and returns its result once {@code
+   * first}'s open transaction has ended: waits (up to 20 s) until {@code second} waits for a lock,
+   * checks that {@code blocked} has not finished, then commits {@code first} (or rolls it back)
+   * and commits {@code second}. For tests of "a concurrent duplicate waits for the first
+   * transaction": both connections must have auto-commit off, and {@code first} must hold the lock.
+   *
+   * @throws TestkitException if {@code second} never waits, or finishes before {@code first} ends
+   */
+  public <T> T behindOpenTransaction(Connection first, boolean commitFirst, Connection second, SqlWork<T> blocked)
+      throws Exception {
+    long secondId = connectionId(second);
+    java.util.concurrent.CompletableFuture<T> result = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      try {
+        T value = blocked.run(second);
+        second.commit();
+        return value;
+      } catch (Exception e) {
+        throw new java.util.concurrent.CompletionException(e);
+      }
+    });
+    Poll.until(Duration.ofSeconds(20), Duration.ofMillis(20), () -> result.isDone() || waitsForLock(secondId),
+        () -> "connection " + secondId + " never waited for a lock held by the first transaction");
+    if (result.isDone()) {
+      throw new TestkitException("the second connection finished without waiting for the first transaction: "
+          + result.handle((v, e) -> e == null ? String.valueOf(v) : String.valueOf(e)).join());
+    }
+    if (commitFirst) {
+      first.commit();
+    } else {
+      first.rollback();
+    }
+    try {
+      return result.get(20, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable cause = e.getCause() instanceof java.util.concurrent.CompletionException ce ? ce.getCause() : e.getCause();
+      throw cause instanceof Exception ex ? ex : e;
+    }
+  }
+
   @Override
   public String qualified(String schema, String table) {
     return '`' + schema + "`.`" + table + '`';

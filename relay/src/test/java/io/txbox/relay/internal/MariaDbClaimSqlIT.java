@@ -1,7 +1,6 @@
 package io.txbox.relay.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.txbox.TxboxTables;
 import io.txbox.internal.Dialect;
@@ -12,11 +11,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -117,18 +113,12 @@ class MariaDbClaimSqlIT {
                 st.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
             }
             relay.setAutoCommit(false);
+            app.setAutoCommit(false);
             assertThat(claim(relay, "[6]", 10)).containsExactly("due-rr");
-            long appId = DB.connectionId(app);
-            CompletableFuture<Void> send = CompletableFuture.runAsync(() -> {
-                try {
-                    insert(app, "held-back", 6, "0 second");
-                } catch (SQLException e) {
-                    throw new IllegalStateException(e);
-                }
+            DB.behindOpenTransaction(relay, true, app, c -> {
+                insert(c, "held-back", 6, "0 second");
+                return null;
             });
-            await().atMost(Duration.ofSeconds(20)).until(() -> DB.waitsForLock(appId));
-            relay.commit();
-            send.get(20, TimeUnit.SECONDS);
         }
     }
 
