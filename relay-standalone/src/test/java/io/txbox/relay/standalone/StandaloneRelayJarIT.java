@@ -268,7 +268,7 @@ class StandaloneRelayJarIT {
         assertThat(child.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
         String err = child.stderr();
         assertThat(child.process().exitValue()).as(err).isEqualTo(2);
-        assertThat(err).contains("txbox.relay.batch-size = \"huge\" (bad.properties): must be a whole number from 1 to 10000")
+        assertThat(err).contains("txbox.relay.batch-size = \"huge\" (bad.properties): must be a whole number between 1 and 10000")
                 .contains("txbox.relay.poll-intervall (bad.properties) is not a known key; did you mean txbox.relay.poll-interval?")
                 .doesNotContain(DB_SECRET);
     }
