@@ -16,6 +16,7 @@ class BackoffTest {
         assertThat(BACKOFF.delayMillis(1, () -> 0.999999)).isEqualTo(100);
         assertThat(BACKOFF.delayMillis(3, () -> 0.0)).isEqualTo(200);
         assertThat(BACKOFF.delayMillis(3, () -> 0.999999)).isEqualTo(400);
+        assertThat(BACKOFF.delay(3, () -> 0.5)).isEqualTo(Duration.ofMillis(300));
     }
 
     @Test
@@ -54,6 +55,7 @@ class BackoffTest {
     @Test
     void new_maxBelowInitial_rejectedNamingBoth() {
         assertThatThrownBy(() -> new Backoff(Duration.ofSeconds(2), Duration.ofSeconds(1)))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("PT2S").hasMessageContaining("PT1S");
+                .isInstanceOf(ConfigException.class).hasMessageContaining("max").hasMessageContaining("PT2S")
+                .hasMessageContaining("PT1S");
     }
 }

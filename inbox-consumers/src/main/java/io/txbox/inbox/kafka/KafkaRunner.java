@@ -1,0 +1,420 @@
+package io.txbox.inbox.kafka;
+
+import io.txbox.inbox.consumer.ConsumerListener;
+import io.txbox.inbox.consumer.DeadLetterHeaders;
+import io.txbox.inbox.consumer.internal.Decision;
+import io.txbox.inbox.consumer.internal.Delivery;
+import io.txbox.inbox.consumer.internal.DeliveryProcessor;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The poll loop. All Kafka calls happen on its one thread (KafkaConsumer is not thread-safe);
+ * other threads only flip {@link #stopping}.
+ */
+final class KafkaRunner implements KafkaInboxConsumer {
+    private static final Logger log = LoggerFactory.getLogger(KafkaRunner.class);
+    private static final Duration DEAD_LETTER_SEND_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
+
+    private final DeliveryProcessor processor;
+    private final ConsumerListener listener;
+    private final List<String> topics;
+    private final @Nullable String deadLetterTopic;
+    private final Duration pollTimeout;
+    private final Map<String, Object> consumerConfig;
+    private final Map<String, Object> producerConfig;
+
+    private final Object lifecycle = new Object();
+    private @Nullable Thread thread;
+    private volatile boolean started;
+    private volatile boolean stopping;
+    private volatile boolean running;
+    // Set when close() gave up waiting: the loop must then leave without committing.
+    private volatile boolean abandoned;
+
+    // Poll-thread state.
+    private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
+    private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
+    // Partitions taken away while a batch was being processed: the rest of their batch is
+    // skipped, because their new owner (or this consumer, if they come back) starts again at
+    // the offset committed on revocation.
+    private final Set<TopicPartition> revokedInBatch = new HashSet<>();
+    private long lastPollNanos;
+    private int deadLetterFailures;
+
+
+    KafkaRunner(DeliveryProcessor processor, List<String> topics, @Nullable String deadLetterTopic,
+            Duration pollTimeout, Map<String, Object> consumerConfig, Map<String, Object> producerConfig) {
+        this.processor = processor;
+        this.listener = processor.listener();
+        this.topics = topics;
+        this.deadLetterTopic = deadLetterTopic;
+        this.pollTimeout = pollTimeout;
+        this.consumerConfig = Map.copyOf(consumerConfig);
+        this.producerConfig = Map.copyOf(producerConfig);
+    }
+
+    @Override
+    public void start() {
+        synchronized (lifecycle) {
+            if (started) {
+                throw new IllegalStateException("[" + consumer() + "] already started");
+            }
+            started = true;
+            running = true;
+            Thread t = new Thread(this::run, "txbox-kafka-" + consumer());
+            thread = t;
+            t.start();
+        }
+    }
+
+    @Override
+    public void close() {
+        Thread t;
+        synchronized (lifecycle) {
+            started = true;
+            stopping = true;
+            t = thread;
+        }
+        if (t == null || t == Thread.currentThread()) {
+            return;
+        }
+        try {
+            t.join(processor.shutdownTimeout().plus(pollTimeout).toMillis() + 1);
+            if (t.isAlive()) {
+                abandoned = true;
+                log.warn("[{}] still processing after the shutdown timeout {}; its record is left uncommitted "
+                        + "and will be redelivered", consumer(), processor.shutdownTimeout());
+                t.join(CLOSE_TIMEOUT.toMillis());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    @Override
+    public String consumer() {
+        return processor.consumer();
+    }
+
+    private void run() {
+        log.info("[{}] starting on topics {}", consumer(), topics);
+        KafkaConsumer<byte[], byte[]> consumer = null;
+        KafkaProducer<byte[], byte[]> producer = null;
+        boolean graceful = false;
+        try {
+            consumer = new KafkaConsumer<>(consumerConfig);
+            producer = new KafkaProducer<>(producerConfig);
+            consumer.subscribe(topics, new Rebalance(consumer));
+            loop(consumer, producer);
+            graceful = !abandoned;
+        } catch (RuntimeException | Error e) {
+            log.error("[{}] consumer failed and stops; uncommitted records will be redelivered", consumer(), e);
+            listener.onError(consumer(), e);
+        } finally {
+            if (consumer != null) {
+                if (graceful) {
+                    commitPending(consumer);
+                }
+                closeQuietly(consumer);
+            }
+            if (producer != null) {
+                producer.close(CLOSE_TIMEOUT);
+            }
+            running = false;
+            log.info("[{}] stopped", consumer());
+        }
+    }
+
+    private void loop(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer) {
+        while (!stopping) {
+            resumeDue(consumer);
+            ConsumerRecords<byte[], byte[]> records = consumer.poll(nextPollTimeout());
+            // After the poll: a partition revoked and given back inside this poll is ours again,
+            // and the records it just returned must be processed.
+            revokedInBatch.clear();
+            lastPollNanos = System.nanoTime();
+            partitions:
+            for (TopicPartition tp : records.partitions()) {
+                if (pausedUntil.containsKey(tp)) {
+                    continue; // paused while this batch was fetched; the seek brings the records back
+                }
+                for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
+                    if (stopping || abandoned) {
+                        break partitions; // the rest stays uncommitted and is redelivered
+                    }
+                    takePartInRebalance(consumer);
+                    if (revokedInBatch.contains(tp)) {
+                        break; // no longer ours: the new owner starts at the committed offset
+                    }
+                    if (!handle(consumer, producer, tp, record)) {
+                        break;
+                    }
+                }
+            }
+            if (!abandoned) {
+                commitPending(consumer);
+            }
+        }
+    }
+
+    /** Runs one record; {@code false} when its partition was paused for a retry. */
+    private boolean handle(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
+            TopicPartition tp, ConsumerRecord<byte[], byte[]> record) {
+        Delivery delivery = toDelivery(record);
+        Decision decision = processor.process(delivery);
+        if (decision instanceof Decision.Retry retry) {
+            retryLater(consumer, tp, record.offset(), retry.delay());
+            return false;
+        }
+        if (decision instanceof Decision.DeadLetter dead) {
+            try {
+                deadLetter(producer, record, dead.reason());
+                deadLetterFailures = 0;
+            } catch (RuntimeException e) {
+                Duration delay = processor.retryDelay(++deadLetterFailures);
+                log.warn("[{}] {}: dead-letter produce failed, retry in {}: {}", consumer(), delivery.coordinates(),
+                        delay, e.toString());
+                listener.onError(consumer(), e);
+                retryLater(consumer, tp, record.offset(), delay);
+                return false;
+            }
+        }
+        pending.put(tp, new OffsetAndMetadata(record.offset() + 1));
+        return true;
+    }
+
+    private void deadLetter(KafkaProducer<byte[], byte[]> producer, ConsumerRecord<byte[], byte[]> record,
+            String reason) {
+        String topic = deadLetterTopic != null ? deadLetterTopic
+                : record.topic() + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX;
+        RecordHeaders headers = new RecordHeaders(record.headers().toArray());
+        headers.add(DeadLetterHeaders.REASON, utf8(reason));
+        headers.add(DeadLetterHeaders.CONSUMER, utf8(consumer()));
+        headers.add(DeadLetterHeaders.ORIGINAL_TOPIC, utf8(record.topic()));
+        headers.add(DeadLetterHeaders.ORIGINAL_PARTITION, utf8(Integer.toString(record.partition())));
+        headers.add(DeadLetterHeaders.ORIGINAL_OFFSET, utf8(Long.toString(record.offset())));
+        try {
+            send(producer, new ProducerRecord<>(topic, null, record.key(), record.value(), headers));
+        } catch (RecordTooLargeException e) {
+            // Retrying the same record can never succeed and would wedge the partition: keep the
+            // reason and coordinates, drop the payload, and say so.
+            int size = record.value() == null ? 0 : record.value().length;
+            headers.add(DeadLetterHeaders.PAYLOAD_OMITTED, utf8(Integer.toString(size)));
+            send(producer, new ProducerRecord<>(topic, null, record.key(), null, headers));
+            log.warn("[{}] {}: payload of {} bytes too large for {}; dead letter carries headers and reason only",
+                    consumer(), coordinates(record), size, topic);
+        }
+        log.info("[{}] {}: dead-lettered to {}", consumer(), coordinates(record), topic);
+        listener.onDeadLetter(consumer(), reason);
+    }
+
+    /** Synchronous: the offset may only be committed once the dead letter is safely stored. */
+    private static void send(KafkaProducer<byte[], byte[]> producer, ProducerRecord<byte[], byte[]> out) {
+        try {
+            producer.send(out).get(DEAD_LETTER_SEND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KafkaException("interrupted while producing the dead letter", e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RecordTooLargeException tooLarge) {
+                throw tooLarge;
+            }
+            throw new KafkaException("dead letter to " + out.topic() + " not acknowledged: " + e.getCause(), e);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new KafkaException("dead letter to " + out.topic() + " not acknowledged within "
+                    + DEAD_LETTER_SEND_TIMEOUT, e);
+        }
+    }
+
+    private void retryLater(KafkaConsumer<byte[], byte[]> consumer, TopicPartition tp, long offset, Duration delay) {
+        // Seek back so the failed record is the next one fetched, and pause only this partition:
+        // poll() keeps running (group membership, other partitions) until the backoff is over.
+        consumer.seek(tp, offset);
+        consumer.pause(List.of(tp));
+        pausedUntil.put(tp, processor.clock().instant().plus(delay));
+    }
+
+    private void resumeDue(KafkaConsumer<byte[], byte[]> consumer) {
+        if (pausedUntil.isEmpty()) {
+            return;
+        }
+        Instant now = processor.clock().instant();
+        for (Iterator<Map.Entry<TopicPartition, Instant>> it = pausedUntil.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<TopicPartition, Instant> e = it.next();
+            if (!e.getValue().isAfter(now)) {
+                it.remove();
+                if (consumer.assignment().contains(e.getKey())) {
+                    consumer.resume(List.of(e.getKey()));
+                }
+            }
+        }
+    }
+
+    /**
+     * Lets a pending rebalance go ahead between two records of a batch, at most once per poll
+     * timeout. Without this, a rebalance waits until the whole batch is processed (up to
+     * {@code max.poll.records} handler runs), and under the eager protocol the whole group
+     * stands still meanwhile. Every partition is paused around a zero-timeout poll, so the poll
+     * runs the group protocol (rejoin, revocation and assignment callbacks) but fetches nothing.
+     */
+    private void takePartInRebalance(KafkaConsumer<byte[], byte[]> consumer) {
+        if (System.nanoTime() - lastPollNanos < pollTimeout.toNanos()) {
+            return;
+        }
+        Set<TopicPartition> unpaused = new HashSet<>(consumer.assignment());
+        unpaused.removeAll(consumer.paused());
+        consumer.pause(unpaused);
+        ConsumerRecords<byte[], byte[]> early;
+        try {
+            early = consumer.poll(Duration.ZERO);
+        } finally {
+            unpaused.retainAll(consumer.assignment());
+            consumer.resume(unpaused);
+        }
+        lastPollNanos = System.nanoTime();
+        // Partitions assigned by this poll were not paused: hand their records back.
+        for (TopicPartition tp : early.partitions()) {
+            consumer.seek(tp, early.records(tp).get(0).offset());
+        }
+    }
+
+    private Duration nextPollTimeout() {
+        Duration timeout = pollTimeout;
+        Instant now = processor.clock().instant();
+        for (Instant due : pausedUntil.values()) {
+            Duration until = Duration.between(now, due);
+            if (until.compareTo(timeout) < 0) {
+                timeout = until.isNegative() ? Duration.ZERO : until;
+            }
+        }
+        return timeout;
+    }
+
+    private void commitPending(KafkaConsumer<byte[], byte[]> consumer) {
+        if (pending.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>(pending);
+        pending.clear();
+        try {
+            consumer.commitSync(offsets);
+            listener.onAck(consumer(), offsets.size());
+            log.debug("[{}] committed {}", consumer(), offsets);
+        } catch (KafkaException e) {
+            // Not fatal: the records are redelivered to whoever owns the partitions, and the
+            // inbox reports them as duplicates.
+            log.warn("[{}] offset commit failed, records will be redelivered: {}", consumer(), e.toString());
+            listener.onError(consumer(), e);
+        }
+    }
+
+    private void closeQuietly(KafkaConsumer<byte[], byte[]> consumer) {
+        try {
+            consumer.close(CloseOptions.timeout(CLOSE_TIMEOUT));
+        } catch (RuntimeException e) {
+            log.warn("[{}] closing the Kafka consumer failed: {}", consumer(), e.toString());
+        }
+    }
+
+    private Delivery toDelivery(ConsumerRecord<byte[], byte[]> record) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        for (Header h : record.headers()) {
+            if (h.value() != null) {
+                headers.put(h.key(), new String(h.value(), StandardCharsets.UTF_8));
+            }
+        }
+        Header keyHeader = record.headers().lastHeader(processor.keyHeader());
+        byte[] key = keyHeader == null ? null : keyHeader.value() == null ? new byte[0] : keyHeader.value();
+        String transportKey = record.topic() + "-" + record.partition() + "-" + record.offset();
+        return new Delivery(coordinates(record), transportKey, key, record.value(), headers, false);
+    }
+
+    private static String coordinates(ConsumerRecord<?, ?> record) {
+        return record.topic() + "-" + record.partition() + "@" + record.offset();
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Commits what is done for partitions that are taken away, and forgets their retry state. */
+    private final class Rebalance implements ConsumerRebalanceListener {
+        private final KafkaConsumer<byte[], byte[]> consumer;
+
+        Rebalance(KafkaConsumer<byte[], byte[]> consumer) {
+            this.consumer = consumer;
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
+            for (TopicPartition tp : partitions) {
+                OffsetAndMetadata offset = pending.remove(tp);
+                if (offset != null) {
+                    done.put(tp, offset);
+                }
+                pausedUntil.remove(tp);
+            }
+            revokedInBatch.addAll(partitions);
+            if (!done.isEmpty() && !abandoned) {
+                try {
+                    consumer.commitSync(done);
+                    listener.onAck(consumer(), done.size());
+                } catch (KafkaException e) {
+                    log.warn("[{}] commit on revocation failed, records will be redelivered: {}", consumer(),
+                            e.toString());
+                }
+            }
+            log.info("[{}] partitions revoked: {}", consumer(), partitions);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            // Someone else may own them already: committing now could move their offsets.
+            for (TopicPartition tp : partitions) {
+                pending.remove(tp);
+                pausedUntil.remove(tp);
+            }
+            revokedInBatch.addAll(partitions);
+            log.warn("[{}] partitions lost: {}", consumer(), partitions);
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            log.info("[{}] partitions assigned: {}", consumer(), partitions);
+        }
+    }
+}

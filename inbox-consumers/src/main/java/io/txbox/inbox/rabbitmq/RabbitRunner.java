@@ -1,0 +1,400 @@
+package io.txbox.inbox.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.BuiltinExchangeType;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.DefaultConsumer;
+import com.rabbitmq.client.Envelope;
+import com.rabbitmq.client.LongString;
+import com.rabbitmq.client.Recoverable;
+import com.rabbitmq.client.RecoveryListener;
+import com.rabbitmq.client.ShutdownSignalException;
+import io.txbox.RetryableException;
+import io.txbox.inbox.consumer.ConsumerListener;
+import io.txbox.inbox.consumer.DeadLetterHeaders;
+import io.txbox.inbox.consumer.internal.Decision;
+import io.txbox.inbox.consumer.internal.Delivery;
+import io.txbox.inbox.consumer.internal.DeliveryProcessor;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Deliveries arrive on the connection's consumer threads (one at a time per channel) and are
+ * processed there. Delayed nacks run on a scheduler thread; acks and nacks are single frames,
+ * which the client serializes per channel.
+ */
+final class RabbitRunner implements RabbitInboxConsumer {
+    private static final Logger log = LoggerFactory.getLogger(RabbitRunner.class);
+    private static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(30);
+
+    private final DeliveryProcessor processor;
+    private final ConsumerListener listener;
+    private final ConnectionFactory factory;
+    private final String queue;
+    private final int prefetch;
+    private final int concurrency;
+    private final String deadLetterExchange;
+    private final boolean declareDeadLetterTopology;
+
+    private final Object lock = new Object();
+    private boolean started;
+    private boolean closing;
+    private int inFlight;
+    private volatile boolean running;
+    private @Nullable Connection connection;
+    private @Nullable ExecutorService executor;
+    private @Nullable ScheduledThreadPoolExecutor scheduler;
+    private final List<ConsumerChannel> consumers = new ArrayList<>();
+
+    private final Object publishLock = new Object();
+    private @Nullable Channel publishChannel;
+    private volatile boolean returned;
+    private final AtomicInteger deadLetterFailures = new AtomicInteger();
+
+
+    RabbitRunner(DeliveryProcessor processor, ConnectionFactory factory, String queue, int prefetch,
+            int concurrency, String deadLetterExchange, boolean declareDeadLetterTopology) {
+        this.processor = processor;
+        this.listener = processor.listener();
+        this.factory = factory;
+        this.queue = queue;
+        this.prefetch = prefetch;
+        this.concurrency = concurrency;
+        this.deadLetterExchange = deadLetterExchange;
+        this.declareDeadLetterTopology = declareDeadLetterTopology;
+    }
+
+    /**
+     * Connects, declares the dead-letter topology and starts consuming.
+     *
+     * @throws RetryableException if the broker cannot be reached or refuses the setup; nothing
+     *     keeps running
+     */
+    @Override
+    public void start() {
+        synchronized (lock) {
+            if (started) {
+                throw new IllegalStateException("[" + consumer() + "] already started");
+            }
+            started = true;
+            executor = Executors.newFixedThreadPool(concurrency, threads("txbox-rabbit-" + consumer() + "-"));
+            ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(1, threads("txbox-rabbit-" + consumer()
+                    + "-retry-"));
+            s.setRemoveOnCancelPolicy(true);
+            scheduler = s;
+            try {
+                Connection c = factory.newConnection(executor, "txbox-" + consumer());
+                connection = c;
+                c.addShutdownListener(this::onShutdown);
+                if (c instanceof Recoverable r) {
+                    r.addRecoveryListener(new RecoveryListener() {
+                        @Override
+                        public void handleRecovery(Recoverable recoverable) {
+                            log.info("[{}] connection to RabbitMQ recovered, consuming {} again", consumer(), queue);
+                        }
+
+                        @Override
+                        public void handleRecoveryStarted(Recoverable recoverable) {
+                            log.info("[{}] recovering the RabbitMQ connection", consumer());
+                        }
+                    });
+                }
+                Channel pub = c.createChannel();
+                pub.confirmSelect();
+                // A mandatory dead letter that no queue takes comes back before its confirm.
+                pub.addReturnListener(r -> returned = true);
+                if (declareDeadLetterTopology) {
+                    pub.exchangeDeclare(deadLetterExchange, BuiltinExchangeType.DIRECT, true);
+                    pub.queueDeclare(queue + DEAD_LETTER_QUEUE_SUFFIX, true, false, false, null);
+                    pub.queueBind(queue + DEAD_LETTER_QUEUE_SUFFIX, deadLetterExchange, queue);
+                }
+                publishChannel = pub;
+                for (int i = 0; i < concurrency; i++) {
+                    Channel ch = c.createChannel();
+                    ch.basicQos(prefetch);
+                    ConsumerChannel consumer = new ConsumerChannel(ch);
+                    consumer.tag = ch.basicConsume(queue, false, "txbox-" + consumer() + "-" + i, consumer);
+                    consumers.add(consumer);
+                }
+                running = true;
+                log.info("[{}] consuming {} with {} channel(s), prefetch {}", consumer(), queue, concurrency, prefetch);
+            } catch (IOException | TimeoutException | RuntimeException e) {
+                shutdownResources();
+                throw new RetryableException("[" + consumer() + "] could not start consuming " + queue + ": " + e, e);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (lock) {
+            if (closing) {
+                return;
+            }
+            closing = true;
+            started = true;
+            if (connection == null) {
+                shutdownResources();
+                return;
+            }
+            log.info("[{}] closing: stop fetching, finishing {} delivery(ies) in progress", consumer(), inFlight);
+        }
+        for (ConsumerChannel c : consumers) {
+            try {
+                if (c.tag != null && c.channel.isOpen()) {
+                    c.channel.basicCancel(c.tag);
+                }
+            } catch (IOException | RuntimeException e) {
+                log.debug("[{}] cancel failed: {}", consumer(), e.toString());
+            }
+        }
+        long deadline = System.nanoTime() + processor.shutdownTimeout().toNanos();
+        synchronized (lock) {
+            while (inFlight > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    log.warn("[{}] {} delivery(ies) still running after {}; left unacked for redelivery", consumer(),
+                            inFlight, processor.shutdownTimeout());
+                    break;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(lock, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        shutdownResources();
+        log.info("[{}] closed", consumer());
+    }
+
+    /** Nacks waiting retries at once, then closes the connection (the broker requeues anything unacked). */
+    private void shutdownResources() {
+        ScheduledThreadPoolExecutor s = scheduler;
+        if (s != null) {
+            for (Runnable pendingNack : s.shutdownNow()) {
+                pendingNack.run();
+            }
+        }
+        Connection c = connection;
+        if (c != null && c.isOpen()) {
+            try {
+                c.close(5_000);
+            } catch (IOException | RuntimeException e) {
+                log.debug("[{}] close failed: {}", consumer(), e.toString());
+            }
+        }
+        ExecutorService e = executor;
+        if (e != null) {
+            e.shutdown();
+        }
+        running = false;
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    @Override
+    public String consumer() {
+        return processor.consumer();
+    }
+
+    private void onShutdown(ShutdownSignalException cause) {
+        if (cause.isInitiatedByApplication()) {
+            return;
+        }
+        // Automatic recovery takes over; the broker requeues whatever this connection held.
+        log.warn("[{}] lost the RabbitMQ connection, recovering: {}", consumer(), cause.getMessage());
+        listener.onError(consumer(), cause);
+    }
+
+    private void handle(Channel channel, long tag, Envelope envelope, AMQP.BasicProperties props, byte[] body) {
+        synchronized (lock) {
+            if (closing) {
+                // Arrived after close began: give it back untouched.
+                nack(channel, tag, "queue " + queue + " #" + tag);
+                return;
+            }
+            inFlight++;
+        }
+        try {
+            Delivery delivery = toDelivery(tag, envelope, props, body);
+            Decision decision = processor.process(delivery);
+            if (decision instanceof Decision.Ack) {
+                ack(channel, tag, delivery.coordinates());
+            } else if (decision instanceof Decision.Retry retry) {
+                nackLater(channel, tag, delivery.coordinates(), retry.delay());
+            } else if (decision instanceof Decision.DeadLetter dead) {
+                try {
+                    deadLetter(envelope, props, body, dead.reason());
+                    deadLetterFailures.set(0);
+                    log.info("[{}] {}: dead-lettered to exchange {}", consumer(), delivery.coordinates(),
+                            deadLetterExchange);
+                    listener.onDeadLetter(consumer(), dead.reason());
+                    ack(channel, tag, delivery.coordinates());
+                } catch (IOException | TimeoutException | InterruptedException | RuntimeException e) {
+                    if (e instanceof InterruptedException) {
+                        Thread.currentThread().interrupt();
+                    }
+                    Duration delay = processor.retryDelay(deadLetterFailures.incrementAndGet());
+                    log.warn("[{}] {}: dead-letter publish failed, retry in {}: {}", consumer(),
+                            delivery.coordinates(), delay, e.toString());
+                    listener.onError(consumer(), e);
+                    nackLater(channel, tag, delivery.coordinates(), delay);
+                }
+            }
+        } finally {
+            synchronized (lock) {
+                inFlight--;
+                lock.notifyAll();
+            }
+        }
+    }
+
+    private void deadLetter(Envelope envelope, AMQP.BasicProperties props, byte[] body, String reason)
+            throws IOException, TimeoutException, InterruptedException {
+        Map<String, Object> headers = new LinkedHashMap<>();
+        if (props.getHeaders() != null) {
+            headers.putAll(props.getHeaders());
+        }
+        headers.put(DeadLetterHeaders.REASON, reason);
+        headers.put(DeadLetterHeaders.CONSUMER, consumer());
+        headers.put(DeadLetterHeaders.ORIGINAL_EXCHANGE, envelope.getExchange());
+        headers.put(DeadLetterHeaders.ORIGINAL_ROUTING_KEY, envelope.getRoutingKey());
+        headers.put(DeadLetterHeaders.ORIGINAL_QUEUE, queue);
+        AMQP.BasicProperties out = props.builder().headers(headers).deliveryMode(2).build();
+        synchronized (publishLock) {
+            Channel pub = publishChannel;
+            if (pub == null) {
+                throw new IOException("no publishing channel");
+            }
+            returned = false;
+            pub.basicPublish(deadLetterExchange, queue, true, out, body);
+            pub.waitForConfirmsOrDie(CONFIRM_TIMEOUT.toMillis());
+            if (returned) {
+                throw new IOException("dead letter unroutable: no queue bound to exchange " + deadLetterExchange
+                        + " with routing key " + queue);
+            }
+        }
+    }
+
+    private void ack(Channel channel, long tag, String coordinates) {
+        try {
+            channel.basicAck(tag, false);
+            listener.onAck(consumer(), 1);
+        } catch (IOException | RuntimeException e) {
+            // The channel died after the commit: the broker redelivers and the inbox reports a duplicate.
+            log.warn("[{}] {}: ack failed, the message will be redelivered: {}", consumer(), coordinates, e.toString());
+            listener.onError(consumer(), e);
+        }
+    }
+
+    private void nackLater(Channel channel, long tag, String coordinates, Duration delay) {
+        ScheduledThreadPoolExecutor s = scheduler;
+        try {
+            if (s == null) {
+                throw new IllegalStateException("not started");
+            }
+            s.schedule(() -> nack(channel, tag, coordinates), delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RuntimeException e) {
+            nack(channel, tag, coordinates); // shutting down: requeue now
+        }
+    }
+
+    private void nack(Channel channel, long tag, String coordinates) {
+        try {
+            if (channel.isOpen()) {
+                channel.basicNack(tag, false, true);
+            }
+        } catch (IOException | RuntimeException e) {
+            // The broker requeues it anyway when the channel closes.
+            log.debug("[{}] {}: nack failed: {}", consumer(), coordinates, e.toString());
+        }
+    }
+
+    private Delivery toDelivery(long tag, Envelope envelope, AMQP.BasicProperties props, byte[] body) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        byte[] key = null;
+        if (props.getHeaders() != null) {
+            for (Map.Entry<String, Object> h : props.getHeaders().entrySet()) {
+                byte[] value = bytes(h.getValue());
+                if (value == null) {
+                    continue;
+                }
+                headers.put(h.getKey(), new String(value, StandardCharsets.UTF_8));
+                if (h.getKey().equals(processor.keyHeader())) {
+                    key = value;
+                }
+            }
+        }
+        String coordinates = "queue " + queue + " #" + tag;
+        return new Delivery(coordinates, null, key, body, headers, envelope.isRedeliver());
+    }
+
+    /** A header value as bytes; tables and arrays have no text form and are left out. */
+    private static byte @Nullable [] bytes(@Nullable Object value) {
+        if (value instanceof LongString s) {
+            return s.getBytes();
+        }
+        if (value instanceof byte[] b) {
+            return b;
+        }
+        if (value instanceof String || value instanceof Number || value instanceof Boolean) {
+            return value.toString().getBytes(StandardCharsets.UTF_8);
+        }
+        return null;
+    }
+
+    private static ThreadFactory threads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
+            t.setDaemon(false);
+            return t;
+        };
+    }
+
+    /** One consuming channel. */
+    private final class ConsumerChannel extends DefaultConsumer {
+        final Channel channel;
+        volatile @Nullable String tag;
+
+        ConsumerChannel(Channel channel) {
+            super(channel);
+            this.channel = channel;
+        }
+
+        @Override
+        public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties,
+                byte[] body) {
+            handle(channel, envelope.getDeliveryTag(), envelope, properties, body);
+        }
+
+        @Override
+        public void handleCancel(String consumerTag) {
+            // The broker cancelled us (queue deleted): nothing recovers that.
+            log.error("[{}] the broker cancelled the consumer of {} (queue deleted?)", consumer(), queue);
+            running = false;
+        }
+    }
+}

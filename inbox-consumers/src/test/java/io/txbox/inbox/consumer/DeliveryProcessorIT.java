@@ -1,0 +1,222 @@
+package io.txbox.inbox.consumer;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.txbox.TxboxTables;
+import io.txbox.inbox.Handler;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.Outcome;
+import io.txbox.inbox.consumer.internal.Decision;
+import io.txbox.inbox.consumer.internal.Delivery;
+import io.txbox.inbox.consumer.internal.DeliveryProcessor;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.testkit.TestPostgres;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeAll;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The broker-neutral mechanism against a real PostgreSQL: key policy, outcomes to decisions. */
+class DeliveryProcessorIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass();
+
+    static TxboxTables tables;
+    static Effects effects;
+    static final Duration BACKOFF_INITIAL = Duration.ofMillis(100);
+    static final Duration BACKOFF_MAX = Duration.ofSeconds(10);
+
+    @BeforeAll
+    static void migrate() {
+        tables = TxboxTables.inSchema(PG.schema());
+        TxboxMigrations.migrate(PG.dataSource(), tables);
+        effects = new Effects(PG.dataSource(), PG.schema());
+    }
+
+    /** The shared builder, as a broker adapter would extend it. */
+    static final class TestBuilder extends ConsumerBuilder<TestBuilder> {
+        TestBuilder(Inbox inbox, DataSource ds, Handler handler) {
+            super(inbox, ds, handler);
+        }
+
+        @Override
+        protected TestBuilder self() {
+            return this;
+        }
+
+        TestBuilder keyPolicy(KeyPolicy policy) {
+            setKeyPolicy(policy);
+            return this;
+        }
+    }
+
+    private static Inbox inbox(String consumer) {
+        return Inbox.builder(consumer).tables(tables).maxAttempts(3).build();
+    }
+
+    private static DeliveryProcessor processor(String consumer, Handler handler) {
+        return new TestBuilder(inbox(consumer), PG.dataSource(), handler).backoff(BACKOFF_INITIAL, BACKOFF_MAX).processor();
+    }
+
+    private static Delivery delivery(String key) {
+        return new Delivery("t-0@1", "t-0-1", key == null ? null : key.getBytes(UTF_8), "pay".getBytes(UTF_8),
+                Map.of("traceparent", "00-abc-def-01"), false);
+    }
+
+    @Test
+    void process_firstThenDuplicate_acksBothAndAppliesOnce() {
+        DeliveryProcessor p = processor("proc-dup", effects.recorder("proc-dup"));
+
+        Decision first = p.process(delivery("k1"));
+        Decision second = p.process(delivery("k1"));
+
+        assertThat(first).isInstanceOfSatisfying(Decision.Ack.class,
+                a -> assertThat(a.outcome().status()).isEqualTo(Outcome.Status.PROCESSED));
+        assertThat(second).isInstanceOfSatisfying(Decision.Ack.class,
+                a -> assertThat(a.outcome().status()).isEqualTo(Outcome.Status.DUPLICATE));
+        assertThat(effects.count("proc-dup", "k1")).isEqualTo(1);
+        assertThat(effects.traceparent("proc-dup", "k1")).isEqualTo("00-abc-def-01");
+    }
+
+    @Test
+    void process_handlerThrows_retriesWithGrowingBackoffThenDeadLettersWithReason() {
+        CountingListener listener = new CountingListener();
+        DeliveryProcessor p = new TestBuilder(inbox("proc-poison"), PG.dataSource(), (tx, m) -> {
+            throw new IllegalStateException("card declined");
+        }).backoff(BACKOFF_INITIAL, BACKOFF_MAX).listener(listener).processor();
+
+        Decision d1 = p.process(delivery("poison"));
+        Decision d2 = p.process(delivery("poison"));
+        Decision d3 = p.process(delivery("poison"));
+        Decision again = p.process(delivery("poison"));
+
+        assertThat(d1).isInstanceOfSatisfying(Decision.Retry.class, r -> {
+            assertThat(r.delay()).isBetween(Duration.ofMillis(50), Duration.ofMillis(100));
+            assertThat(r.reason()).contains("card declined");
+        });
+        assertThat(d2).isInstanceOfSatisfying(Decision.Retry.class,
+                r -> assertThat(r.delay()).isBetween(Duration.ofMillis(100), Duration.ofMillis(200)));
+        assertThat(d3).isInstanceOfSatisfying(Decision.DeadLetter.class,
+                d -> assertThat(d.reason()).contains("dead after 3 attempts").contains("card declined"));
+        assertThat(again).isInstanceOf(Decision.DeadLetter.class);
+        assertThat(listener.retries).hasSize(2);
+        assertThat(listener.count(Outcome.Status.DEAD)).isEqualTo(2);
+    }
+
+    @Test
+    void process_missingKey_deadLettersNamingTheHeader() {
+        DeliveryProcessor p = processor("proc-missing", effects.recorder("proc-missing"));
+
+        Decision d = p.process(delivery(null));
+
+        assertThat(d).isInstanceOfSatisfying(Decision.DeadLetter.class,
+                dl -> assertThat(dl.reason()).contains("\"idempotency-key\"").contains("missing"));
+        assertThat(effects.total("proc-missing")).isZero();
+    }
+
+    @Test
+    void process_malformedKeys_deadLetteredWithReason() {
+        DeliveryProcessor p = processor("proc-malformed", effects.recorder("proc-malformed"));
+
+        Decision control = p.process(delivery("bad\nkey"));
+        Decision notUtf8 = p.process(new Delivery("t-0@2", null, new byte[] {(byte) 0xC3, (byte) 0x28},
+                new byte[0], Map.of(), false));
+        Decision empty = p.process(delivery(""));
+
+        assertThat(control).isInstanceOfSatisfying(Decision.DeadLetter.class,
+                d -> assertThat(d.reason()).contains("control character"));
+        assertThat(notUtf8).isInstanceOfSatisfying(Decision.DeadLetter.class,
+                d -> assertThat(d.reason()).contains("not valid UTF-8"));
+        assertThat(empty).isInstanceOfSatisfying(Decision.DeadLetter.class,
+                d -> assertThat(d.reason()).contains("empty"));
+        assertThat(effects.total("proc-malformed")).isZero();
+    }
+
+    @Test
+    void process_missingKeyUnderTransportCoordinates_keyedByTopicPartitionOffset() {
+        DeliveryProcessor p = new TestBuilder(inbox("proc-coords"), PG.dataSource(), effects.recorder("proc-coords"))
+                .keyPolicy(KeyPolicy.TRANSPORT_COORDINATES).processor();
+
+        Decision first = p.process(delivery(null));
+        Decision redelivered = p.process(delivery(null));
+
+        assertThat(first).isInstanceOf(Decision.Ack.class);
+        assertThat(redelivered).isInstanceOfSatisfying(Decision.Ack.class,
+                a -> assertThat(a.outcome().status()).isEqualTo(Outcome.Status.DUPLICATE));
+        assertThat(effects.countsByKey("proc-coords")).containsExactly(Map.entry("t-0-1", 1));
+    }
+
+    @Test
+    void process_customKeyHeaderName_namedInReason() {
+        DeliveryProcessor p = new TestBuilder(inbox("proc-header"), PG.dataSource(), effects.recorder("proc-header"))
+                .keyHeader("x-request-id").processor();
+
+        Decision d = p.process(delivery(null));
+
+        assertThat(d).isInstanceOfSatisfying(Decision.DeadLetter.class,
+                dl -> assertThat(dl.reason()).contains("\"x-request-id\""));
+    }
+
+    @Test
+    void process_databaseUnreachable_retriesWithGrowingBackoffAndRecordsNothing() throws Exception {
+        CountingListener listener = new CountingListener();
+        AtomicInteger handlerRuns = new AtomicInteger();
+        Handler handler = (tx, m) -> {
+            handlerRuns.incrementAndGet();
+            return effects.recorder("proc-down").handle(tx, m);
+        };
+        DeliveryProcessor p = new TestBuilder(inbox("proc-down"), unreachableDatabase(), handler)
+                .backoff(BACKOFF_INITIAL, BACKOFF_MAX).listener(listener).processor();
+
+        Decision d1 = p.process(delivery("k"));
+        Decision d2 = p.process(delivery("k"));
+        Decision d3 = p.process(delivery("k"));
+
+        assertThat(d1).isInstanceOf(Decision.Retry.class);
+        assertThat(((Decision.Retry) d3).delay()).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+        assertThat(((Decision.Retry) d2).delay()).isGreaterThanOrEqualTo(Duration.ofMillis(100));
+        assertThat(listener.retries).hasSize(3);
+        assertThat(listener.errors.get()).as("each attempt reported the refused connection").isEqualTo(3);
+        assertThat(handlerRuns).hasValue(0);
+        assertThat(effects.total("proc-down")).isZero();
+    }
+
+    /**
+     * A real PostgreSQL data source aimed at a local port nothing listens on (bound, then
+     * released): every connection attempt is refused by the operating system.
+     */
+    private static DataSource unreachableDatabase() throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setServerNames(new String[] {"127.0.0.1"});
+        ds.setPortNumbers(new int[] {port});
+        ds.setDatabaseName("test");
+        ds.setUser(PG.user());
+        ds.setConnectTimeout(5);
+        return ds;
+    }
+
+    @Test
+    void listener_thatThrows_doesNotDisturbProcessing() {
+        DeliveryProcessor p = new TestBuilder(inbox("proc-listener"), PG.dataSource(), effects.recorder("proc-listener"))
+                .listener(new ConsumerListener() {
+                    @Override
+                    public void onOutcome(String consumer, Outcome.Status status, Duration took) {
+                        throw new IllegalStateException("broken metrics");
+                    }
+                }).processor();
+
+        assertThat(p.process(delivery("k"))).isInstanceOf(Decision.Ack.class);
+        assertThat(effects.count("proc-listener", "k")).isEqualTo(1);
+    }
+}

@@ -1,0 +1,391 @@
+package io.txbox.inbox.kafka;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.TxboxTables;
+import io.txbox.inbox.Handler;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.Outcome;
+import io.txbox.inbox.consumer.CountingListener;
+import io.txbox.inbox.consumer.DeadLetterHeaders;
+import io.txbox.inbox.consumer.Effects;
+import io.txbox.inbox.consumer.InboxConsumer;
+import io.txbox.inbox.consumer.KeyPolicy;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.testkit.TestKafka;
+import io.txbox.testkit.TestPostgres;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The Kafka consumer against a real broker and a real PostgreSQL. */
+class KafkaInboxConsumerIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass(10);
+
+    @RegisterExtension
+    static final TestKafka KAFKA = TestKafka.shared();
+
+    static final Duration WAIT = Duration.ofSeconds(45);
+    static final Duration FAST_INITIAL = Duration.ofMillis(100);
+    static final Duration FAST_MAX = Duration.ofMillis(400);
+
+    static TxboxTables tables;
+    static Effects effects;
+    static KafkaProducer<byte[], byte[]> producer;
+    final List<InboxConsumer> started = new ArrayList<>();
+
+    @BeforeAll
+    static void setUp() {
+        tables = TxboxTables.inSchema(PG.schema());
+        TxboxMigrations.migrate(PG.dataSource(), tables);
+        effects = new Effects(PG.dataSource(), PG.schema());
+        producer = new KafkaProducer<>(KAFKA.producerConfig(), new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    @AfterAll
+    static void tearDown() {
+        producer.close();
+    }
+
+    @AfterEach
+    void closeConsumers() {
+        started.forEach(InboxConsumer::close);
+    }
+
+    private static Inbox inbox(String consumer) {
+        return Inbox.builder(consumer).tables(tables).maxAttempts(3).build();
+    }
+
+    private KafkaInboxConsumer.Builder builder(String consumer, String topic, Handler handler) {
+        return KafkaInboxConsumer.builder(inbox(consumer), PG.dataSource(), handler)
+                .bootstrapServers(KAFKA.bootstrapServers())
+                .topics(topic)
+                .backoff(FAST_INITIAL, FAST_MAX)
+                .pollTimeout(Duration.ofMillis(100));
+    }
+
+    private KafkaInboxConsumer start(KafkaInboxConsumer consumer) {
+        started.add(consumer);
+        consumer.start();
+        return consumer;
+    }
+
+    private String topic(String hint) {
+        String topic = KAFKA.uniqueTopic(hint);
+        KAFKA.createTopic(topic, 4);
+        KAFKA.createTopic(topic + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX, 1);
+        return topic;
+    }
+
+    private static void send(String topic, String key, String payload, Map<String, String> headers) {
+        send(topic, null, key, payload, headers);
+    }
+
+    /** Sends to {@code partition}, or where the key hashes to when it is {@code null}. */
+    private static void send(String topic, Integer partition, String key, String payload, Map<String, String> headers) {
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition,
+                key == null ? null : key.getBytes(UTF_8), payload.getBytes(UTF_8));
+        if (key != null) {
+            record.headers().add("idempotency-key", key.getBytes(UTF_8));
+        }
+        headers.forEach((k, v) -> record.headers().add(k, v.getBytes(UTF_8)));
+        try {
+            producer.send(record).get();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** All records on a topic, read by a throwaway consumer until {@code expected} arrived. */
+    private static List<ConsumerRecord<byte[], byte[]>> readAll(String topic, int expected) {
+        List<ConsumerRecord<byte[], byte[]>> out = new CopyOnWriteArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(
+                KAFKA.consumerConfig("reader-" + topic), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            reader.subscribe(List.of(topic));
+            await().atMost(WAIT).until(() -> {
+                reader.poll(Duration.ofMillis(200)).forEach(out::add);
+                return out.size() >= expected;
+            });
+        }
+        return out;
+    }
+
+    /**
+     * The partitions of each member of {@code group} that owns any, as the group coordinator
+     * reports them: a member shows up here once a rebalance handed it partitions.
+     */
+    private static List<Set<TopicPartition>> ownedByMember(String group) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers()))) {
+            ConsumerGroupDescription description = admin.describeConsumerGroups(List.of(group)).describedGroups()
+                    .get(group).get(30, TimeUnit.SECONDS);
+            return description.members().stream().map(m -> m.assignment().topicPartitions())
+                    .filter(p -> !p.isEmpty()).toList();
+        }
+    }
+
+    private static Map<String, String> headers(ConsumerRecord<byte[], byte[]> record) {
+        Map<String, String> headers = new HashMap<>();
+        for (Header h : record.headers()) {
+            headers.put(h.key(), new String(h.value(), UTF_8));
+        }
+        return headers;
+    }
+
+    @Test
+    void kafka_poisonRecord_deadLetteredWithReasonWhileOthersProcessed() {
+        String topic = topic("poison");
+        String name = "kafka-poison";
+        Handler handler = (tx, m) -> {
+            if (m.key().equals("poison")) {
+                throw new IllegalStateException("cannot parse order");
+            }
+            return effects.recorder(name).handle(tx, m);
+        };
+        CountingListener listener = new CountingListener();
+        start(builder(name, topic, handler).listener(listener).build());
+
+        send(topic, "poison", "garbage", Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+        for (int i = 0; i < 20; i++) {
+            send(topic, "ok-" + i, "fine", Map.of());
+        }
+
+        List<ConsumerRecord<byte[], byte[]>> dead = readAll(topic + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX, 1);
+        await().atMost(WAIT).until(() -> effects.total(name) == 20);
+
+        assertThat(dead).hasSize(1);
+        ConsumerRecord<byte[], byte[]> letter = dead.get(0);
+        Map<String, String> headers = headers(letter);
+        assertThat(new String(letter.value(), UTF_8)).isEqualTo("garbage");
+        assertThat(headers).containsEntry("idempotency-key", "poison")
+                .containsEntry("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+                .containsEntry(DeadLetterHeaders.ORIGINAL_TOPIC, topic)
+                .containsEntry(DeadLetterHeaders.CONSUMER, name)
+                .containsKeys(DeadLetterHeaders.ORIGINAL_PARTITION, DeadLetterHeaders.ORIGINAL_OFFSET);
+        assertThat(headers.get(DeadLetterHeaders.REASON)).contains("dead after 3 attempts").contains("cannot parse order");
+        assertThat(effects.countsByKey(name)).hasSize(20).allSatisfy((k, n) -> assertThat(n).isEqualTo(1));
+        assertThat(listener.retries).hasSize(2);
+    }
+
+    @Test
+    void kafka_missingKey_deadLetteredWithReason() {
+        String topic = topic("missing");
+        String name = "kafka-missing";
+        start(builder(name, topic, effects.recorder(name)).build());
+
+        send(topic, null, "no key here", Map.of("traceparent", "00-aa-bb-01"));
+        send(topic, "present", "has a key", Map.of());
+
+        List<ConsumerRecord<byte[], byte[]>> dead = readAll(topic + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX, 1);
+        await().atMost(WAIT).until(() -> effects.total(name) == 1);
+
+        assertThat(dead).hasSize(1);
+        assertThat(new String(dead.get(0).value(), UTF_8)).isEqualTo("no key here");
+        assertThat(headers(dead.get(0)).get(DeadLetterHeaders.REASON))
+                .isEqualTo("idempotency key header \"idempotency-key\" is missing");
+        assertThat(headers(dead.get(0))).containsEntry("traceparent", "00-aa-bb-01");
+        assertThat(effects.countsByKey(name)).containsOnlyKeys("present");
+    }
+
+    @Test
+    void kafka_missingKeyUnderTransportCoordinates_processedKeyedByTopicPartitionOffset() {
+        String topic = topic("coords");
+        String name = "kafka-coords";
+        start(builder(name, topic, effects.recorder(name)).keyPolicy(KeyPolicy.TRANSPORT_COORDINATES).build());
+
+        send(topic, null, "no key here", Map.of());
+
+        await().atMost(WAIT).until(() -> effects.total(name) == 1);
+        assertThat(effects.countsByKey(name).keySet()).singleElement().asString()
+                .matches(java.util.regex.Pattern.quote(topic) + "-[0-3]-0");
+    }
+
+    @Test
+    void kafka_handlerSeesHeadersIncludingTraceContext() {
+        String topic = topic("headers");
+        String name = "kafka-headers";
+        List<Map<String, String>> seen = new CopyOnWriteArrayList<>();
+        start(builder(name, topic, (tx, m) -> {
+            seen.add(m.headers());
+            return null;
+        }).build());
+
+        send(topic, "h-1", "x", Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+                "tracestate", "vendor=1"));
+
+        await().atMost(WAIT).until(() -> seen.size() == 1);
+        assertThat(seen.get(0)).containsEntry("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+                .containsEntry("tracestate", "vendor=1").containsEntry("idempotency-key", "h-1");
+    }
+
+    @Test
+    void kafka_rebalanceBetweenTwoConsumers_noLossNoDoubleApply() {
+        String topic = topic("rebalance");
+        String name = "kafka-rebalance";
+        Handler slow = (tx, m) -> {
+            try (Statement s = tx.createStatement()) {
+                s.execute("select pg_sleep(0.003)"); // some work, so rebalances overlap with processing
+            }
+            return effects.recorder(name).handle(tx, m);
+        };
+        CountingListener a = new CountingListener();
+        CountingListener b = new CountingListener();
+        KafkaInboxConsumer first = start(builder(name, topic, slow).listener(a).build());
+
+        for (int i = 0; i < 150; i++) {
+            send(topic, "k-" + i, "p" + i, Map.of());
+        }
+        await().atMost(WAIT).until(() -> effects.total(name) >= 20);
+        start(builder(name, topic, slow).listener(b).build()); // rebalance
+        // Until the second consumer owns partitions, the first may drain every record there is:
+        // send the next ones only then, to every partition, so the second has work whatever
+        // it was given.
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(250)).until(() -> ownedByMember(name).size() == 2);
+        for (int i = 150; i < 300; i++) {
+            send(topic, i % 4, "k-" + i, "p" + i, Map.of());
+        }
+        await().atMost(WAIT).until(() -> b.count(Outcome.Status.PROCESSED) > 0);
+        first.close(); // leaves mid-stream: another rebalance
+        for (int i = 300; i < 400; i++) {
+            send(topic, "k-" + i, "p" + i, Map.of());
+        }
+
+        await().atMost(WAIT).until(() -> effects.countsByKey(name).size() == 400);
+        Map<String, Integer> counts = effects.countsByKey(name);
+        assertThat(counts).hasSize(400).allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1));
+        assertThat(a.count(Outcome.Status.PROCESSED)).isPositive();
+        assertThat(b.count(Outcome.Status.PROCESSED)).isPositive();
+        assertThat(a.count(Outcome.Status.PROCESSED) + b.count(Outcome.Status.PROCESSED)).isEqualTo(400);
+    }
+
+    /**
+     * A rebalance does not wait for the rest of a slow batch: the first consumer takes part in
+     * it between two records, so the second gets partitions long before the batch is done.
+     */
+    @Test
+    void kafka_consumerJoinsDuringSlowBatch_getsPartitionsBeforeTheBatchEnds() {
+        String topic = topic("slow-batch");
+        String name = "kafka-slow-batch";
+        AtomicBoolean slowDown = new AtomicBoolean(true);
+        Handler slow = (tx, m) -> {
+            if (slowDown.get()) {
+                try (Statement s = tx.createStatement()) {
+                    // 100 records, one batch: 50 s at least, while a rebalance takes a few seconds
+                    // even on a loaded machine; the test lifts it once it has seen the rebalance
+                    s.execute("select pg_sleep(0.5)");
+                }
+            }
+            return effects.recorder(name).handle(tx, m);
+        };
+        for (int i = 0; i < 100; i++) {
+            send(topic, "s-" + i, "x", Map.of());
+        }
+        start(builder(name, topic, slow).build());
+        await().atMost(WAIT).until(() -> effects.total(name) >= 1);
+
+        start(builder(name, topic, slow).build());
+        List<Set<TopicPartition>> owned = new ArrayList<>();
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(250)).until(() -> {
+            owned.clear();
+            owned.addAll(ownedByMember(name));
+            return owned.size() == 2;
+        });
+
+        assertThat(effects.total(name)).as("records done when the second consumer got partitions").isLessThan(100);
+        assertThat(owned.get(0)).doesNotContainAnyElementsOf(owned.get(1));
+        slowDown.set(false);
+        await().atMost(WAIT).until(() -> effects.total(name) == 100);
+        assertThat(effects.countsByKey(name)).allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1));
+    }
+
+    /**
+     * Judged by the group's committed offsets, read by an admin client: equal to the end of every
+     * partition means a consumer that joins next starts after the last record, so nothing is
+     * redelivered.
+     */
+    @Test
+    void kafka_gracefulClose_commitsProcessedRecordsSoNothingIsRedelivered() throws Exception {
+        String topic = topic("graceful");
+        String name = "kafka-graceful";
+        KafkaInboxConsumer first = start(builder(name, topic, effects.recorder(name)).build());
+        for (int i = 0; i < 10; i++) {
+            send(topic, "g-" + i, "x", Map.of());
+        }
+        await().atMost(WAIT).until(() -> effects.total(name) == 10);
+        first.close();
+        assertThat(first.isRunning()).isFalse();
+
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers()))) {
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(name)
+                    .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            for (int p = 0; p < 4; p++) {
+                latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+            }
+            Map<TopicPartition, Long> ends = new HashMap<>();
+            admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).forEach((tp, info) -> ends.put(tp, info.offset()));
+            assertThat(ends.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(10);
+            ends.forEach((tp, end) -> {
+                long at = committed.containsKey(tp) ? committed.get(tp).offset() : 0;
+                assertThat(at).as("committed offset of %s", tp).isEqualTo(end);
+            });
+        }
+        assertThat(effects.countsByKey(name)).hasSize(10).allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1));
+    }
+
+    @Test
+    void kafka_failingPartitionPaused_otherPartitionsKeepFlowing() {
+        String topic = topic("stall");
+        String name = "kafka-stall";
+        AtomicBoolean broken = new AtomicBoolean(true);
+        Handler handler = (tx, m) -> {
+            if (m.key().equals("blocked") && broken.get()) {
+                throw new IllegalStateException("downstream unavailable");
+            }
+            return effects.recorder(name).handle(tx, m);
+        };
+        start(KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).maxAttempts(100).build(),
+                        PG.dataSource(), handler)
+                .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).backoff(FAST_INITIAL, FAST_MAX)
+                .pollTimeout(Duration.ofMillis(100)).build());
+
+        send(topic, "blocked", "x", Map.of());
+        for (int i = 0; i < 30; i++) {
+            send(topic, "free-" + i, "x", Map.of());
+        }
+        // Records on the other three partitions go through while "blocked" keeps failing.
+        await().atMost(WAIT).until(() -> effects.total(name) >= 15);
+        assertThat(effects.count(name, "blocked")).isZero();
+
+        broken.set(false);
+        await().atMost(WAIT).until(() -> effects.total(name) == 31);
+        assertThat(effects.countsByKey(name)).allSatisfy((k, n) -> assertThat(n).isEqualTo(1));
+    }
+}
