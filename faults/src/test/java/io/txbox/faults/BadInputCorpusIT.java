@@ -10,7 +10,6 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
-import io.txbox.inbox.consumer.Backoff;
 import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
@@ -60,7 +59,8 @@ class BadInputCorpusIT {
     static final String CASE_HEADER = "corpus-case";
     static final int BIG = 20 * 1024 * 1024;
     static final int TOPIC_MAX_BYTES = 25 * 1024 * 1024;
-    static final Backoff FAST = new Backoff(Duration.ofMillis(100), Duration.ofMillis(400));
+    static final Duration FAST_INITIAL = Duration.ofMillis(100);
+    static final Duration FAST_MAX = Duration.ofMillis(400);
 
     static TxboxTables tables;
     static Effects effects;
@@ -166,7 +166,7 @@ class BadInputCorpusIT {
     static InboxConsumer kafkaConsumer(String name, String t) {
         InboxConsumer c = KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).maxAttempts(3).build(),
                         PG.dataSource(), Effects.recorder(name))
-                .bootstrapServers(KAFKA.bootstrapServers()).topics(t).groupId(t + "-inbox").backoff(FAST)
+                .bootstrapServers(KAFKA.bootstrapServers()).topics(t).groupId(t + "-inbox").backoff(FAST_INITIAL, FAST_MAX)
                 .pollTimeout(Duration.ofMillis(100)).build();
         c.start();
         return c;
@@ -184,7 +184,7 @@ class BadInputCorpusIT {
         InboxConsumer c = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).maxAttempts(3).build(),
                         PG.dataSource(), Effects.recorder(name))
                 .connectionFactory(RABBIT.connectionFactory()).queue(q).deadLetterExchange(RABBIT.name(name + "-dlx"))
-                .prefetch(1).backoff(FAST).build();
+                .prefetch(1).backoff(FAST_INITIAL, FAST_MAX).build();
         c.start();
         return c;
     }

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
-import io.txbox.inbox.consumer.Backoff;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
@@ -52,7 +51,7 @@ class KafkaBrokerKillIT {
                     InboxConsumer consumer = KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
                                     PG.dataSource(), Effects.recorder(name))
                             .bootstrapServers(broker.bootstrapServers()).topics(topic).groupId(group)
-                            .backoff(new Backoff(Duration.ofMillis(100), Duration.ofMillis(500)))
+                            .backoff(Duration.ofMillis(100), Duration.ofMillis(500))
                             .pollTimeout(Duration.ofMillis(100)).build();
                     Feeder feeder = new Feeder(PG.dataSource(), outbox, "kk", "steps", total, 20, Duration.ofMillis(60))) {
                 relay.start();

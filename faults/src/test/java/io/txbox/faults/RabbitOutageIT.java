@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.rabbitmq.client.Connection;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
-import io.txbox.inbox.consumer.Backoff;
 import io.txbox.inbox.consumer.ConsumerListener;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
@@ -107,7 +106,7 @@ class RabbitOutageIT {
                                 PG.dataSource(), Effects.recorder(name))
                         .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue)
                         .deadLetterExchange(RABBIT.track(exchange + "-dlx")).prefetch(10).listener(errors)
-                        .backoff(new Backoff(Duration.ofMillis(100), Duration.ofMillis(500))).build();
+                        .backoff(Duration.ofMillis(100), Duration.ofMillis(500)).build();
                 Feeder feeder = new Feeder(PG.dataSource(), outbox, unique, hint, total, 20, Duration.ofMillis(60))) {
             relay.start();
             consumer.start();

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.rabbitmq.client.Connection;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
-import io.txbox.inbox.consumer.Backoff;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
@@ -48,7 +47,8 @@ class RelaySigkillIT {
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.perClass();
 
-    static final Backoff FAST = new Backoff(Duration.ofMillis(100), Duration.ofMillis(400));
+    static final Duration FAST_INITIAL = Duration.ofMillis(100);
+    static final Duration FAST_MAX = Duration.ofMillis(400);
     static final int PREFILLED = 5000;
     static final int PER_ROUND = 300;
     static final int KILLS = 4;
@@ -80,7 +80,7 @@ class RelaySigkillIT {
         String group = topic + "-inbox";
         try (InboxConsumer consumer = KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
                         PG.dataSource(), Effects.recorder(name))
-                .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).groupId(group).backoff(FAST)
+                .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).groupId(group).backoff(FAST_INITIAL, FAST_MAX)
                 .pollTimeout(Duration.ofMillis(100)).consumerProperty("max.poll.records", 500).build()) {
             consumer.start();
             Topics.awaitCaughtUp(KAFKA.bootstrapServers(), group, topic, Duration.ofSeconds(120));
@@ -110,7 +110,7 @@ class RelaySigkillIT {
         try (InboxConsumer consumer = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
                         PG.dataSource(), Effects.recorder(name))
                 .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue).deadLetterExchange(RABBIT.track(exchange + "-dlx"))
-                .prefetch(1).backoff(FAST).build()) {
+                .prefetch(1).backoff(FAST_INITIAL, FAST_MAX).build()) {
             consumer.start();
             await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->
                     effects.distinct(name) == emitted.size() && Queues.ready(rabbit, inboxQueue) == 0);

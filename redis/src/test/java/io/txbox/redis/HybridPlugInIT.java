@@ -8,7 +8,6 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
-import io.txbox.inbox.consumer.Backoff;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.http.HttpIdempotency;
 import io.txbox.inbox.http.HttpRequestData;
@@ -101,7 +100,7 @@ class HybridPlugInIT {
                     })
                     .connectionFactory(RABBIT.connectionFactory()).queue(queue)
                     .deadLetterExchange(RABBIT.name("hybrid-dlx")).concurrency(4).prefetch(4)
-                    .backoff(new Backoff(Duration.ofMillis(50), Duration.ofMillis(200))).build()) {
+                    .backoff(Duration.ofMillis(50), Duration.ofMillis(200)).build()) {
                 consumer.start();
                 AMQP.BasicProperties props = new AMQP.BasicProperties.Builder()
                         .headers(Map.of("idempotency-key", "order-7")).deliveryMode(2).build();

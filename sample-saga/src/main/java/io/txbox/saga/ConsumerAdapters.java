@@ -3,7 +3,6 @@ package io.txbox.saga;
 import com.rabbitmq.client.ConnectionFactory;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
-import io.txbox.inbox.consumer.Backoff;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
@@ -13,7 +12,8 @@ import javax.sql.DataSource;
 /** Builds the inbox's broker consumers with the demo's settings: quick retries, quick shutdown. */
 final class ConsumerAdapters {
     /** Retries a failed delivery after 100 ms, doubling up to 2 s: the demo cannot wait a minute. */
-    private static final Backoff BACKOFF = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(2));
+    private static final Duration BACKOFF_INITIAL = Duration.ofMillis(100);
+    private static final Duration BACKOFF_MAX = Duration.ofSeconds(2);
     private static final Duration SHUTDOWN = Duration.ofSeconds(5);
 
     private ConsumerAdapters() {}
@@ -25,7 +25,7 @@ final class ConsumerAdapters {
                 .topics(topic)
                 .groupId(group)
                 .consumerProperty("client.id", clientId)
-                .backoff(BACKOFF)
+                .backoff(BACKOFF_INITIAL, BACKOFF_MAX)
                 .shutdownTimeout(SHUTDOWN)
                 .pollTimeout(Duration.ofMillis(100))
                 .build();
@@ -39,7 +39,7 @@ final class ConsumerAdapters {
                 .connectionFactory(factory)
                 .queue(queue)
                 .concurrency(4)
-                .backoff(BACKOFF)
+                .backoff(BACKOFF_INITIAL, BACKOFF_MAX)
                 .shutdownTimeout(SHUTDOWN)
                 .build();
         consumer.start();

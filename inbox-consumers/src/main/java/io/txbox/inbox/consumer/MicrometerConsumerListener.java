@@ -9,7 +9,7 @@ import java.time.Duration;
 
 /**
  * Records a consumer's activity as Micrometer meters. Needs {@code io.micrometer:micrometer-core}
- * on the classpath (an optional dependency of txbox-inbox); nothing else in txbox loads it.
+ * on the classpath (an optional dependency of txbox-inbox-consumers); nothing else in txbox loads it.
  *
  * <ul>
  *   <li>{@code txbox.consumer.process} (timer): the inbox transaction per delivery, tags
