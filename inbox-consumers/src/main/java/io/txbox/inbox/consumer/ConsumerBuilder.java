@@ -116,7 +116,10 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
         return inbox.consumer();
     }
 
-    /** A processor configured with these options. */
+    /**
+     * A processor configured with these options, for the broker adapters. Its type is in
+     * {@code io.txbox.inbox.consumer.internal}: not API, it may change in any release.
+     */
     protected final DeliveryProcessor processor() {
         return new DeliveryProcessor(inbox, dataSource, handler, keyHeader, keyPolicy, backoff, listener, clock,
                 shutdownTimeout);

@@ -17,6 +17,7 @@ import io.txbox.inbox.consumer.internal.Delivery;
 import io.txbox.inbox.consumer.internal.DeliveryProcessor;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
+import io.txbox.internal.Backoff;
 import io.txbox.testkit.NullArguments;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Executable;
@@ -215,6 +216,9 @@ class EntryPointNullArgumentsTest {
         }
         if (type == KeyPolicy.class) {
             return KeyPolicy.DEAD_LETTER;
+        }
+        if (type == Backoff.class) {
+            return new Backoff(ConsumerBuilder.DEFAULT_INITIAL_BACKOFF, ConsumerBuilder.DEFAULT_MAX_BACKOFF);
         }
         if (type == Outcome.class) {
             return new Outcome(Outcome.Status.PROCESSED, null, 1, null, null);

@@ -6,8 +6,6 @@ import io.txbox.TxboxException;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.TwoPhaseStore;
 import io.txbox.testkit.NullArguments;
-import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,41 +36,13 @@ class HttpNullArgumentsTest {
         assertThat(check.checked()).isGreaterThan(20);
     }
 
+    /** A valid value of {@code type}, so that only the nulled argument can be refused. */
     private static @Nullable Object sample(Class<?> type) {
-        if (type == String.class) {
-            return "k";
-        }
-        if (type == byte[].class) {
-            return new byte[0];
-        }
-        if (type == Map.class) {
-            return Map.of();
-        }
-        if (type == Set.class) {
-            return Set.of("k");
-        }
-        if (type == Collection.class || type == List.class) {
-            return List.of("k");
-        }
-        if (type == Duration.class) {
-            return Duration.ofSeconds(1);
-        }
-        if (type == DataSource.class) {
-            return NO_IO;
-        }
-        if (type == Inbox.class) {
-            return keys();
-        }
-        if (type == TwoPhaseStore.class) {
-            return keys().twoPhase(NO_IO);
-        }
-        if (type == HttpRequestData.class) {
-            return request();
-        }
-        if (type.isInterface()) {
-            return NullArguments.untouchable(type);
-        }
-        return null;
+        Map<Class<?>, Object> samples = Map.of(String.class, "k", byte[].class, new byte[0], Map.class, Map.of(),
+                Set.class, Set.of("content-type"), DataSource.class, NO_IO, Inbox.class, keys(),
+                TwoPhaseStore.class, keys().twoPhase(NO_IO), HttpRequestData.class, request());
+        return samples.containsKey(type) ? samples.get(type)
+                : type.isInterface() ? NullArguments.untouchable(type) : null;
     }
 
     private static HttpRequestData request() {

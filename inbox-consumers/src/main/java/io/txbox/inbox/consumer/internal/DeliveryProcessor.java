@@ -55,18 +55,18 @@ public final class DeliveryProcessor {
     private final Duration shutdownTimeout;
     private final AtomicInteger consecutiveErrors = new AtomicInteger();
 
-    /** The options of a {@link ConsumerBuilder}, already checked by it. */
+    /** The options of a {@link ConsumerBuilder}, checked by it; none may be null. */
     public DeliveryProcessor(Inbox inbox, DataSource dataSource, Handler handler, String keyHeader,
             KeyPolicy keyPolicy, Backoff backoff, ConsumerListener listener, Clock clock, Duration shutdownTimeout) {
-        this.inbox = inbox;
-        this.dataSource = dataSource;
-        this.handler = handler;
-        this.keyHeader = keyHeader;
-        this.keyPolicy = keyPolicy;
-        this.backoff = backoff;
-        this.listener = new GuardedListener(listener);
-        this.clock = clock;
-        this.shutdownTimeout = shutdownTimeout;
+        this.inbox = Args.notNull(inbox, "inbox");
+        this.dataSource = Args.notNull(dataSource, "dataSource");
+        this.handler = Args.notNull(handler, "handler");
+        this.keyHeader = Args.notNull(keyHeader, "keyHeader");
+        this.keyPolicy = Args.notNull(keyPolicy, "keyPolicy");
+        this.backoff = Args.notNull(backoff, "backoff");
+        this.listener = new GuardedListener(Args.notNull(listener, "listener"));
+        this.clock = Args.notNull(clock, "clock");
+        this.shutdownTimeout = Args.notNull(shutdownTimeout, "shutdownTimeout");
     }
 
     /**
