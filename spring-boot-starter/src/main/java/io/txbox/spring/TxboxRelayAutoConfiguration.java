@@ -136,7 +136,6 @@ public class TxboxRelayAutoConfiguration {
     @ConditionalOnClass(name = SPRING_RABBIT)
     static class SpringRabbitConfiguration {
         @Bean
-        @ConditionalOnBean(org.springframework.amqp.rabbit.connection.AbstractConnectionFactory.class)
         SpringRabbitSettings txboxRelaySpringRabbitSettings(
                 ObjectProvider<org.springframework.amqp.rabbit.connection.AbstractConnectionFactory> factories) {
             var factory = factories.getIfUnique();

@@ -8,7 +8,12 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.txbox.TxboxTables;
+import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.Outcome;
+import io.txbox.inbox.micrometer.MicrometerInboxListener;
+import io.txbox.relay.micrometer.RelayMetrics;
 import io.txbox.relay.Relay;
 import io.txbox.relay.RelayStatus;
 import io.txbox.testkit.TestKafka;
@@ -85,6 +90,19 @@ class EmbeddedRelayIT {
                 assertThat(channel.basicGet(queue, true)).as("the rolled-back order sent nothing").isNull();
                 await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                         assertThat(count(jdbc, tables.outboxTable())).isZero());
+
+                MeterRegistry meters = context.getBean(MeterRegistry.class);
+                await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                    assertThat(meters.find(RelayMetrics.PUBLISHED).tags("destination", "payments", "broker", "kafka")
+                            .counter()).isNotNull().extracting(c -> c.count()).isEqualTo(1.0);
+                    assertThat(meters.find(RelayMetrics.PUBLISHED).tags("destination", "shipping", "broker", "rabbitmq")
+                            .counter()).isNotNull().extracting(c -> c.count()).isEqualTo(1.0);
+                });
+                Outcome outcome = context.getBean(TxboxTemplate.class)
+                        .process(InboundMessage.of("delivery-1", "x".getBytes(StandardCharsets.UTF_8)), (tx, m) -> null);
+                assertThat(outcome.status()).isEqualTo(Outcome.Status.PROCESSED);
+                assertThat(meters.get(MicrometerInboxListener.OUTCOMES).tag("outcome", "first").counter().count())
+                        .isEqualTo(1);
 
                 HealthIndicator health = context.getBean("txboxRelayHealthIndicator", HealthIndicator.class);
                 Health h = health.health(true);
