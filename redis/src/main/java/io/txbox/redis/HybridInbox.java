@@ -1,7 +1,6 @@
 package io.txbox.redis;
 
 import io.txbox.ConfigException;
-import io.txbox.Texts;
 import io.txbox.inbox.Inbox;
 import java.time.Clock;
 import java.time.Duration;
@@ -27,7 +26,13 @@ import java.time.Duration;
  *       until {@code complete} (cached), {@code fail} or {@code release}; otherwise the marker
  *       is removed.
  * </ul>
- * A fingerprint that differs from the cached one, a result larger than
+ * Before the script, what this process itself knows answers without a round trip: a
+ * duplicate of a {@code process} delivery this process is running is IN_FLIGHT, and one of a
+ * key whose {@code process} this process committed within min({@code cacheTtl},
+ * {@code inFlightTtl}) is DUPLICATE with that result (up to {@code maxCachedResultBytes}; at
+ * most 8 MiB of results in all). Both are what the script would answer.
+ *
+ * <p>A fingerprint that differs from the cached one, a result larger than
  * {@code maxCachedResultBytes}, and a completion inside the caller's transaction
  * ({@code complete(Connection, ..)}, whose commit the inbox cannot see) are never answered from
  * Redis: they go to the database, which decides.
@@ -107,11 +112,7 @@ public interface HybridInbox extends Inbox, AutoCloseable {
 
         /** The Redis server, as {@code redis://[password@]host:port[/database]}; default {@value HybridInbox#DEFAULT_REDIS_URL}. */
         public Builder redisUrl(String redisUrl) {
-            if (redisUrl == null || redisUrl.isBlank()) {
-                throw new ConfigException("redisUrl must be a Redis URL such as redis://127.0.0.1:6379, but was "
-                        + Texts.quote(redisUrl));
-            }
-            this.redisUrl = redisUrl;
+            this.redisUrl = RedisLink.checkUrl(redisUrl);
             return this;
         }
 
