@@ -122,6 +122,21 @@ class EmbeddedRelayIT {
     }
 
     @Test
+    void health_exchangeMissing_downNamingTheExchange() {
+        String topic = KAFKA.uniqueTopic("payments");
+        KAFKA.createTopic(topic, 1);
+        String missing = RABBIT.name("never-declared");
+        try (ConfigurableApplicationContext context = start(topic, missing)) {
+            Health h = context.getBean("txboxRelayHealthIndicator", HealthIndicator.class).health(true);
+            assertThat(h.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(h.getDetails()).containsEntry("database", "UP")
+                    .extractingByKey("brokers", InstanceOfAssertFactories.MAP)
+                    .containsEntry("payments", "UP")
+                    .extractingByKey("shipping", InstanceOfAssertFactories.STRING).startsWith("DOWN").contains(missing);
+        }
+    }
+
+    @Test
     void routes_unknownBroker_failsStartupNamingTheRoute() {
         assertStartupFails("txbox.relay.routes.payments=sqs:payments")
                 .hasMessageContaining("txbox.relay.routes.payments").hasMessageContaining("sqs:payments")
