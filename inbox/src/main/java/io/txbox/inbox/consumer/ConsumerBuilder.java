@@ -22,6 +22,10 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     public static final String DEFAULT_KEY_HEADER = "idempotency-key";
     /** Default {@link #shutdownTimeout}: 30 seconds. */
     public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+    /** Default {@link #batchSize}: {@value}, one database transaction per delivery. */
+    public static final int DEFAULT_BATCH_SIZE = 1;
+    /** Largest {@link #batchSize}: {@value}. */
+    public static final int MAX_BATCH_SIZE = 1000;
 
     final Inbox inbox;
     final DataSource dataSource;
@@ -32,6 +36,8 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     ConsumerListener listener = ConsumerListener.NONE;
     Clock clock = Clock.systemUTC();
     Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    int batchSize = DEFAULT_BATCH_SIZE;
+    boolean hashKeysInLogs;
 
     /**
      * @param inbox the inbox; its consumer name names the consumer in logs and threads
@@ -91,6 +97,51 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
         }
         this.shutdownTimeout = shutdownTimeout;
         return self();
+    }
+
+    /**
+     * How many deliveries at most share one database transaction; default
+     * {@value #DEFAULT_BATCH_SIZE} (one transaction per delivery), 1 to {@value #MAX_BATCH_SIZE}.
+     *
+     * <p>Above 1 the consumer runs the deliveries it has at hand (never waiting for more) in one
+     * transaction: each delivery's inbox entry and handler writes, then one commit, then the
+     * acks or offset commits of the whole batch. This saves a commit (a disk flush) per
+     * delivery. Each delivery stays isolated: if any delivery of the batch fails (handler
+     * exception, reused key, refused input, a key in flight elsewhere) or the commit fails, the
+     * transaction is rolled back and the batch runs again one transaction per delivery, so a
+     * poison delivery never takes the others with it and is counted, retried and dead-lettered
+     * exactly as without batching. The guarantees are those of one transaction per delivery:
+     * nothing is acked before its commit, and a redelivery after a crash is a duplicate.
+     *
+     * <p>Cost: a handler's writes hold their row locks until the whole batch commits, and a
+     * failing delivery makes its batch run twice. Kafka batches come from one partition of one
+     * poll (so at most {@code max.poll.records}); RabbitMQ batches from one channel's prefetched
+     * messages (so at most the prefetch, which must not be smaller).
+     */
+    public B batchSize(int batchSize) {
+        if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
+            throw new ConfigException("batchSize must be between 1 and " + MAX_BATCH_SIZE + ", but was " + batchSize);
+        }
+        this.batchSize = batchSize;
+        return self();
+    }
+
+    /**
+     * Whether idempotency keys appear in logs and in the MDC key {@code txbox.key} hashed:
+     * {@code sha256:} and the first 16 hex digits of the SHA-256 of the key's UTF-8 bytes,
+     * instead of the key itself; default {@code false}. Turn it on when keys carry personal
+     * data (an e-mail address, an account number): the same key always gives the same hash, so
+     * a delivery's log lines can still be followed and matched against a key you hash yourself.
+     * Payloads are never logged either way.
+     */
+    public B hashKeysInLogs(boolean hashKeysInLogs) {
+        this.hashKeysInLogs = hashKeysInLogs;
+        return self();
+    }
+
+    /** The batch size set so far, for broker builders that check it against their own options. */
+    protected int batchSize() {
+        return batchSize;
     }
 
     /** Sets the key policy, for brokers that support more than {@link KeyPolicy#DEAD_LETTER}. */

@@ -11,6 +11,11 @@ import io.txbox.internal.KeyRules;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.sql.Connection;
+import java.sql.SQLException;
+import io.txbox.inbox.Receipt;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -48,18 +53,22 @@ public final class DeliveryProcessor {
     private final ConsumerListener listener;
     private final Clock clock;
     private final Duration shutdownTimeout;
+    private final int batchSize;
+    private final KeyLogs keyLogs;
     private final AtomicInteger consecutiveErrors = new AtomicInteger();
 
     DeliveryProcessor(ConsumerBuilder<?> b) {
         this.inbox = b.inbox;
         this.dataSource = b.dataSource;
-        this.handler = b.handler;
         this.keyHeader = b.keyHeader;
         this.keyPolicy = b.keyPolicy;
         this.backoff = b.backoff;
         this.listener = new GuardedListener(b.listener);
         this.clock = b.clock;
         this.shutdownTimeout = b.shutdownTimeout;
+        this.batchSize = b.batchSize;
+        this.keyLogs = new KeyLogs(b.hashKeysInLogs);
+        this.handler = new MdcHandler(b.handler, inbox.consumer(), keyLogs);
     }
 
     /**
@@ -71,25 +80,22 @@ public final class DeliveryProcessor {
         Args.notNull(delivery, "delivery");
         String key = resolveKey(delivery);
         if (key == null) {
-            String reason = keyProblem(delivery);
-            log.warn("[{}] {}: dead-lettering, {}", consumer(), delivery.coordinates(), reason);
-            return new Decision.DeadLetter(reason);
+            return keyless(delivery);
         }
-        InboundMessage message = new InboundMessage(key, delivery.payload(), delivery.headers(), null,
-                delivery.redelivered());
+        InboundMessage message = message(delivery, key);
         Instant start = clock.instant();
         Outcome outcome;
         try {
             outcome = inbox.process(dataSource, message, handler);
         } catch (InvalidInputException e) {
             log.warn("[{}] {} key {}: dead-lettering, refused by the inbox: {}", consumer(), delivery.coordinates(),
-                    Texts.quote(key), e.getMessage());
+                    logKey(key), e.getMessage());
             return new Decision.DeadLetter(String.valueOf(e.getMessage()));
         } catch (RuntimeException e) {
             // The database failed, not the message: nothing was recorded, so back off and retry.
             Duration delay = backoff.delay(consecutiveErrors.incrementAndGet());
             log.warn("[{}] {} key {}: inbox transaction failed, retry in {}: {}", consumer(), delivery.coordinates(),
-                    Texts.quote(key), delay, e.toString());
+                    logKey(key), delay, e.toString());
             listener.onError(consumer(), e);
             listener.onRetry(consumer(), delay, e.toString());
             return new Decision.Retry(delay, e.toString());
@@ -99,37 +105,164 @@ public final class DeliveryProcessor {
         return decide(delivery, key, outcome);
     }
 
+    /**
+     * Runs deliveries in order, in one database transaction when the builder's
+     * {@code batchSize} is above 1 and all goes well, else one transaction per delivery (see
+     * {@link ConsumerBuilder#batchSize}). Returns the decisions for a prefix of
+     * {@code deliveries}, in order: processing stops after the first {@link Decision.Retry}, and
+     * the deliveries after it were not run (deliver them again, after the retry, to keep their
+     * order). Never throws for a handler or database failure.
+     */
+    public List<Decision> processBatch(List<Delivery> deliveries) {
+        Args.notNull(deliveries, "deliveries");
+        if (deliveries.size() > 1 && batchSize > 1) {
+            List<Decision> decisions = inOneTransaction(deliveries);
+            if (decisions != null) {
+                return decisions;
+            }
+        }
+        List<Decision> decisions = new ArrayList<>(deliveries.size());
+        for (Delivery delivery : deliveries) {
+            Decision decision = process(delivery);
+            decisions.add(decision);
+            if (decision instanceof Decision.Retry) {
+                break;
+            }
+        }
+        return decisions;
+    }
+
+    /**
+     * The batch's one transaction; {@code null} when anything but a first delivery, a duplicate
+     * or a dead key came up, or the database failed: then nothing was committed.
+     */
+    private @Nullable List<Decision> inOneTransaction(List<Delivery> deliveries) {
+        int n = deliveries.size();
+        String[] keys = new String[n];
+        Outcome[] outcomes = new Outcome[n];
+        Instant start = clock.instant();
+        try (Connection c = dataSource.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            boolean committed = false;
+            try {
+                if (autoCommit) {
+                    c.setAutoCommit(false);
+                }
+                for (int i = 0; i < n; i++) {
+                    keys[i] = resolveKey(deliveries.get(i));
+                    if (keys[i] != null) {
+                        outcomes[i] = receiveAndHandle(c, message(deliveries.get(i), keys[i]));
+                        if (outcomes[i] == null) {
+                            log.debug("[{}] {}: key in flight elsewhere; the batch runs one delivery at a time",
+                                    consumer(), deliveries.get(i).coordinates());
+                            return null;
+                        }
+                    }
+                }
+                c.commit();
+                committed = true;
+            } finally {
+                if (!committed) {
+                    rollbackQuietly(c);
+                }
+                if (autoCommit) {
+                    c.setAutoCommit(true);
+                }
+            }
+        } catch (Exception e) {
+            log.debug("[{}] batch of {} rolled back, running it one delivery at a time: {}", consumer(), n,
+                    e.toString());
+            return null;
+        }
+        consecutiveErrors.set(0);
+        Duration each = Duration.between(start, clock.instant()).dividedBy(n);
+        List<Decision> decisions = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            if (keys[i] == null) {
+                decisions.add(keyless(deliveries.get(i)));
+            } else {
+                listener.onOutcome(consumer(), outcomes[i].status(), each);
+                decisions.add(decide(deliveries.get(i), keys[i], outcomes[i]));
+            }
+        }
+        return decisions;
+    }
+
+    /** One delivery inside the batch's transaction; {@code null} for a key in flight elsewhere. */
+    private @Nullable Outcome receiveAndHandle(Connection c, InboundMessage message) throws Exception {
+        Receipt receipt = inbox.receive(c, message);
+        switch (receipt.status()) {
+            case FIRST: {
+                byte[] result = handler.handle(c, message);
+                if (result != null) {
+                    inbox.storeResult(c, message, result);
+                }
+                return new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null);
+            }
+            case DUPLICATE:
+                return new Outcome(Outcome.Status.DUPLICATE, receipt.result(), receipt.attempts(), null, null);
+            case DEAD:
+                return new Outcome(Outcome.Status.DEAD, null, receipt.attempts(), receipt.reason(), null);
+            case IN_FLIGHT:
+            default:
+                return null;
+        }
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            c.rollback();
+        } catch (SQLException e) {
+            // The connection is gone; the database has rolled back anyway.
+        }
+    }
+
+    private InboundMessage message(Delivery delivery, String key) {
+        return new InboundMessage(key, delivery.payload(), delivery.headers(), null, delivery.redelivered());
+    }
+
+    private Decision keyless(Delivery delivery) {
+        String reason = keyProblem(delivery);
+        log.warn("[{}] {}: dead-lettering, {}", consumer(), delivery.coordinates(), reason);
+        return new Decision.DeadLetter(reason);
+    }
+
+    /** The key as logs and the MDC show it: quoted, or hashed under {@code hashKeysInLogs}. */
+    private String logKey(String key) {
+        return keyLogs.show(key);
+    }
+
     private Decision decide(Delivery delivery, String key, Outcome outcome) {
         String reason = outcome.reason() == null ? outcome.status().toString() : outcome.reason();
         switch (outcome.status()) {
             case PROCESSED:
-                log.debug("[{}] {} key {}: processed", consumer(), delivery.coordinates(), Texts.quote(key));
+                log.debug("[{}] {} key {}: processed", consumer(), delivery.coordinates(), logKey(key));
                 return new Decision.Ack(outcome);
             case DUPLICATE:
-                log.debug("[{}] {} key {}: duplicate, skipped", consumer(), delivery.coordinates(), Texts.quote(key));
+                log.debug("[{}] {} key {}: duplicate, skipped", consumer(), delivery.coordinates(), logKey(key));
                 return new Decision.Ack(outcome);
             case FAILED: {
                 Duration delay = backoff.delay(Math.max(1, outcome.attempts()));
                 log.warn("[{}] {} key {}: attempt {} failed, retry in {}: {}", consumer(), delivery.coordinates(),
-                        Texts.quote(key), outcome.attempts(), delay, reason);
+                        logKey(key), outcome.attempts(), delay, reason);
                 listener.onRetry(consumer(), delay, reason);
                 return new Decision.Retry(delay, reason);
             }
             case IN_FLIGHT: {
                 Duration delay = backoff.delay(1);
                 log.info("[{}] {} key {}: in flight elsewhere, retry in {}", consumer(), delivery.coordinates(),
-                        Texts.quote(key), delay);
+                        logKey(key), delay);
                 listener.onRetry(consumer(), delay, reason);
                 return new Decision.Retry(delay, "in flight: " + reason);
             }
             case DEAD: {
                 String why = "dead after " + outcome.attempts() + " attempts: " + reason;
-                log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), Texts.quote(key), why);
+                log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), logKey(key), why);
                 return new Decision.DeadLetter(why);
             }
             case KEY_REUSED:
             default:
-                log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), Texts.quote(key),
+                log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), logKey(key),
                         reason);
                 return new Decision.DeadLetter(reason);
         }
@@ -182,6 +315,11 @@ public final class DeliveryProcessor {
     /** The key policy. */
     public KeyPolicy keyPolicy() {
         return keyPolicy;
+    }
+
+    /** How many deliveries at most share one transaction ({@link ConsumerBuilder#batchSize}). */
+    public int batchSize() {
+        return batchSize;
     }
 
     /** The backoff used for retries. */

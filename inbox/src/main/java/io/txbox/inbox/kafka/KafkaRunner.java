@@ -8,6 +8,7 @@ import io.txbox.inbox.consumer.DeliveryProcessor;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -171,7 +172,8 @@ final class KafkaRunner implements KafkaInboxConsumer {
                 if (pausedUntil.containsKey(tp)) {
                     continue; // paused while this batch was fetched; the seek brings the records back
                 }
-                for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
+                List<ConsumerRecord<byte[], byte[]>> list = records.records(tp);
+                for (int from = 0; from < list.size(); ) {
                     if (stopping || abandoned) {
                         break partitions; // the rest stays uncommitted and is redelivered
                     }
@@ -179,9 +181,13 @@ final class KafkaRunner implements KafkaInboxConsumer {
                     if (revokedInBatch.contains(tp)) {
                         break; // no longer ours: the new owner starts at the committed offset
                     }
-                    if (!handle(consumer, producer, tp, record)) {
+                    List<ConsumerRecord<byte[], byte[]>> batch =
+                            list.subList(from, Math.min(list.size(), from + processor.batchSize()));
+                    int done = handle(consumer, producer, tp, batch);
+                    if (done < batch.size()) {
                         break;
                     }
+                    from += done;
                 }
             }
             if (!abandoned) {
@@ -190,11 +196,28 @@ final class KafkaRunner implements KafkaInboxConsumer {
         }
     }
 
-    /** Runs one record; {@code false} when its partition was paused for a retry. */
-    private boolean handle(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
-            TopicPartition tp, ConsumerRecord<byte[], byte[]> record) {
-        Delivery delivery = toDelivery(record);
-        Decision decision = processor.process(delivery);
+    /**
+     * Runs a batch of one partition's records (one record unless batching); returns how many
+     * are done, fewer than the batch when the partition was paused for a retry.
+     */
+    private int handle(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
+            TopicPartition tp, List<ConsumerRecord<byte[], byte[]>> batch) {
+        List<Delivery> deliveries = new ArrayList<>(batch.size());
+        for (ConsumerRecord<byte[], byte[]> record : batch) {
+            deliveries.add(toDelivery(record));
+        }
+        List<Decision> decisions = processor.processBatch(deliveries);
+        for (int i = 0; i < decisions.size(); i++) {
+            if (!apply(consumer, producer, tp, batch.get(i), deliveries.get(i), decisions.get(i))) {
+                return i;
+            }
+        }
+        return decisions.size();
+    }
+
+    /** Carries out one record's decision; {@code false} when its partition was paused for a retry. */
+    private boolean apply(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
+            TopicPartition tp, ConsumerRecord<byte[], byte[]> record, Delivery delivery, Decision decision) {
         if (decision instanceof Decision.Retry retry) {
             retryLater(consumer, tp, record.offset(), retry.delay());
             return false;

@@ -176,7 +176,8 @@ public interface RabbitInboxConsumer extends InboxConsumer {
         /**
          * A consumer ready to {@link InboxConsumer#start()}. Creates no connection yet.
          *
-         * @throws ConfigException if the connection factory or queue is missing
+         * @throws ConfigException if the connection factory or queue is missing, or
+         *     {@code batchSize} exceeds the prefetch
          */
         public RabbitInboxConsumer build() {
             if (connectionFactory == null) {
@@ -184,6 +185,11 @@ public interface RabbitInboxConsumer extends InboxConsumer {
             }
             if (queue == null) {
                 throw new ConfigException("queue must be set");
+            }
+            if (batchSize() > prefetch) {
+                throw new ConfigException("batchSize " + batchSize() + " exceeds prefetch " + prefetch
+                        + ": a batch is taken from one channel's prefetched messages and could never fill; "
+                        + "raise prefetch to at least " + batchSize() + " or lower batchSize");
             }
             return new RabbitRunner(processor(), connectionFactory, queue, prefetch, concurrency, deadLetterExchange,
                     declareDeadLetterTopology);
