@@ -230,7 +230,8 @@ public interface KafkaInboxConsumer extends InboxConsumer {
         /**
          * A consumer ready to {@link InboxConsumer#start()}. Creates no connection yet.
          *
-         * @throws ConfigException if bootstrap servers or topics are missing
+         * @throws ConfigException if bootstrap servers or topics are missing, or {@code batchSize}
+         *     exceeds {@code max.poll.records}
          */
         public KafkaInboxConsumer build() {
             if (!consumerProperties.containsKey(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)) {
@@ -239,8 +240,22 @@ public interface KafkaInboxConsumer extends InboxConsumer {
             if (topics.isEmpty()) {
                 throw new ConfigException("topics must be set");
             }
+            Map<String, Object> consumerConfig = consumerConfig();
+            Object maxPollRecords = consumerConfig.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
+            int maxPoll;
+            try {
+                maxPoll = Integer.parseInt(String.valueOf(maxPollRecords).trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigException("consumer property max.poll.records must be a whole number, but was "
+                        + Texts.quote(String.valueOf(maxPollRecords)));
+            }
+            if (batchSize() > maxPoll) {
+                throw new ConfigException("batchSize " + batchSize() + " exceeds max.poll.records " + maxPoll
+                        + ": a batch is taken from one poll and could never fill; set the consumer property "
+                        + "max.poll.records to at least " + batchSize() + " or lower batchSize");
+            }
             return new KafkaRunner(processor(), List.copyOf(new ArrayList<>(topics)), deadLetterTopic, pollTimeout,
-                    consumerConfig(), producerConfig());
+                    consumerConfig, producerConfig());
         }
 
         private Map<String, Object> consumerConfig() {
