@@ -56,6 +56,7 @@ public final class DeliveryProcessor {
     private final int batchSize;
     private final KeyLogs keyLogs;
     private final AtomicInteger consecutiveErrors = new AtomicInteger();
+    private final AtomicInteger deadLetterFailures = new AtomicInteger();
 
     DeliveryProcessor(ConsumerBuilder<?> b) {
         this.inbox = b.inbox;
@@ -115,6 +116,9 @@ public final class DeliveryProcessor {
      */
     public List<Decision> processBatch(List<Delivery> deliveries) {
         Args.notNull(deliveries, "deliveries");
+        for (int i = 0; i < deliveries.size(); i++) {
+            Args.notNull(deliveries.get(i), "deliveries[" + i + "]");
+        }
         if (deliveries.size() > 1 && batchSize > 1) {
             List<Decision> decisions = inOneTransaction(deliveries);
             if (decisions != null) {
@@ -300,6 +304,35 @@ public final class DeliveryProcessor {
 
     private String keyWhat() {
         return "idempotency key header " + Texts.quote(keyHeader);
+    }
+
+    /**
+     * Reports a dead letter the broker has stored (acknowledged or confirmed): logs it with its
+     * {@code destination} and tells the listener. The adapter acks the delivery or commits its
+     * offset next.
+     */
+    public void deadLettered(Delivery delivery, String destination, String reason) {
+        Args.notNull(delivery, "delivery");
+        Args.notNull(destination, "destination");
+        Args.notNull(reason, "reason");
+        deadLetterFailures.set(0);
+        log.info("[{}] {}: dead-lettered to {}", consumer(), delivery.coordinates(), destination);
+        listener.onDeadLetter(consumer(), reason);
+    }
+
+    /**
+     * Reports a dead-letter publish that failed or was not confirmed, and returns how long to
+     * wait before the delivery is run again (unacked meanwhile): the backoff of the number of
+     * such failures in a row.
+     */
+    public Duration deadLetterFailed(Delivery delivery, Exception error) {
+        Args.notNull(delivery, "delivery");
+        Args.notNull(error, "error");
+        Duration delay = backoff.delay(deadLetterFailures.incrementAndGet());
+        log.warn("[{}] {}: dead-letter publish failed, retry in {}: {}", consumer(), delivery.coordinates(), delay,
+                error.toString());
+        listener.onError(consumer(), error);
+        return delay;
     }
 
     /** The inbox consumer name, used as log context and thread name. */

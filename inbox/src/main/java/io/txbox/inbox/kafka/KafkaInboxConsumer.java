@@ -44,7 +44,10 @@ import org.jspecify.annotations.Nullable;
  * <h2>Guarantees</h2>
  * <ul>
  *   <li>One thread ({@code txbox-kafka-<consumer>}) polls and processes records in offset order
- *       per partition, one database transaction per record.
+ *       per partition, one database transaction per record, or with
+ *       {@link ConsumerBuilder#batchSize} above 1 up to that many records of one partition of one
+ *       poll in one transaction (falling back to one transaction per record when any of them
+ *       fails, so per-partition order and the failure handling below stay the same).
  *   <li>Offsets are committed synchronously after each polled batch, on partition revocation
  *       and on close, and only for records whose transaction ended. A crash between the
  *       database commit and the offset commit redelivers the record; the inbox reports it as a

@@ -68,7 +68,6 @@ final class KafkaRunner implements KafkaInboxConsumer {
     // the offset committed on revocation.
     private final Set<TopicPartition> revokedInBatch = new HashSet<>();
     private long lastPollNanos;
-    private int deadLetterFailures;
 
 
     KafkaRunner(DeliveryProcessor processor, List<String> topics, @Nullable String deadLetterTopic,
@@ -224,14 +223,9 @@ final class KafkaRunner implements KafkaInboxConsumer {
         }
         if (decision instanceof Decision.DeadLetter dead) {
             try {
-                deadLetter(producer, record, dead.reason());
-                deadLetterFailures = 0;
+                processor.deadLettered(delivery, deadLetter(producer, record, dead.reason()), dead.reason());
             } catch (RuntimeException e) {
-                Duration delay = processor.backoff().delay(++deadLetterFailures);
-                log.warn("[{}] {}: dead-letter produce failed, retry in {}: {}", consumer(), delivery.coordinates(),
-                        delay, e.toString());
-                listener.onError(consumer(), e);
-                retryLater(consumer, tp, record.offset(), delay);
+                retryLater(consumer, tp, record.offset(), processor.deadLetterFailed(delivery, e));
                 return false;
             }
         }
@@ -239,7 +233,8 @@ final class KafkaRunner implements KafkaInboxConsumer {
         return true;
     }
 
-    private void deadLetter(KafkaProducer<byte[], byte[]> producer, ConsumerRecord<byte[], byte[]> record,
+    /** Produces the dead letter and waits for the broker's acknowledgement; returns the topic. */
+    private String deadLetter(KafkaProducer<byte[], byte[]> producer, ConsumerRecord<byte[], byte[]> record,
             String reason) {
         String topic = deadLetterTopic != null ? deadLetterTopic
                 : record.topic() + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX;
@@ -260,8 +255,7 @@ final class KafkaRunner implements KafkaInboxConsumer {
             log.warn("[{}] {}: payload of {} bytes too large for {}; dead letter carries headers and reason only",
                     consumer(), coordinates(record), size, topic);
         }
-        log.info("[{}] {}: dead-lettered to {}", consumer(), coordinates(record), topic);
-        listener.onDeadLetter(consumer(), reason);
+        return topic;
     }
 
     /** Synchronous: the offset may only be committed once the dead letter is safely stored. */

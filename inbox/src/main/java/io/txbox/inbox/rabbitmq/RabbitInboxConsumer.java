@@ -47,6 +47,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>The connection recovers by itself (the amqp-client's automatic recovery, which must be
  *       enabled on the factory, as it is by default); consumers and the prefetch are restored.
  *       Messages unacked at the time of the loss are redelivered by the broker.
+ *   <li>With {@link ConsumerBuilder#batchSize} above 1, each channel hands its deliveries to a
+ *       worker thread ({@code txbox-rabbit-<consumer>-batch-<n>}) that runs the ones waiting, up
+ *       to the batch size, in one transaction, then acks each; the prefetch must be at least the
+ *       batch size.
  *   <li>The handler sees the message's AMQP headers as text (trace context included) and the
  *       broker's redelivered flag.
  * </ul>

@@ -72,7 +72,6 @@ final class RabbitRunner implements RabbitInboxConsumer {
     private final Object publishLock = new Object();
     private @Nullable Channel publishChannel;
     private volatile boolean returned;
-    private final AtomicInteger deadLetterFailures = new AtomicInteger();
 
 
     RabbitRunner(DeliveryProcessor processor, ConnectionFactory factory, String queue, int prefetch,
@@ -299,7 +298,7 @@ final class RabbitRunner implements RabbitInboxConsumer {
                 }
                 List<Decision> decisions = processor.processBatch(deliveries);
                 for (int i = 0; i < decisions.size(); i++) {
-                    apply(channel, rest.get(i), deliveries.get(i).coordinates(), decisions.get(i));
+                    apply(channel, rest.get(i), deliveries.get(i), decisions.get(i));
                 }
                 done += decisions.size();
             }
@@ -311,28 +310,23 @@ final class RabbitRunner implements RabbitInboxConsumer {
         }
     }
 
-    private void apply(Channel channel, Received r, String coordinates, Decision decision) {
+    private void apply(Channel channel, Received r, Delivery delivery, Decision decision) {
         if (decision instanceof Decision.Ack) {
-            ack(channel, r.tag(), coordinates);
+            ack(channel, r.tag(), delivery.coordinates());
         } else if (decision instanceof Decision.Retry retry) {
-            nackLater(channel, r.tag(), coordinates, retry.delay());
+            nackLater(channel, r.tag(), delivery.coordinates(), retry.delay());
         } else if (decision instanceof Decision.DeadLetter dead) {
             try {
                 deadLetter(r.envelope(), r.props(), r.body(), dead.reason());
-                deadLetterFailures.set(0);
-                log.info("[{}] {}: dead-lettered to exchange {}", consumer(), coordinates, deadLetterExchange);
-                listener.onDeadLetter(consumer(), dead.reason());
-                ack(channel, r.tag(), coordinates);
             } catch (IOException | TimeoutException | InterruptedException | RuntimeException e) {
                 if (e instanceof InterruptedException) {
                     Thread.currentThread().interrupt();
                 }
-                Duration delay = processor.backoff().delay(deadLetterFailures.incrementAndGet());
-                log.warn("[{}] {}: dead-letter publish failed, retry in {}: {}", consumer(), coordinates, delay,
-                        e.toString());
-                listener.onError(consumer(), e);
-                nackLater(channel, r.tag(), coordinates, delay);
+                nackLater(channel, r.tag(), delivery.coordinates(), processor.deadLetterFailed(delivery, e));
+                return;
             }
+            processor.deadLettered(delivery, "exchange " + deadLetterExchange, dead.reason());
+            ack(channel, r.tag(), delivery.coordinates());
         }
     }
 
