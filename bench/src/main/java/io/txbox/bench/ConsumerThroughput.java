@@ -66,6 +66,7 @@ final class ConsumerThroughput extends Scenario {
     private int payloadBytes;
     private int warmup;
     private boolean broken;
+    private boolean traceSql;
     private int passes;
 
     private ConsumerThroughput(Broker broker) {
@@ -90,6 +91,7 @@ final class ConsumerThroughput extends Scenario {
         prefetch = o.intValue("prefetch", Math.max(250, 2 * batch));
         payloadBytes = o.intValue("payload", 200);
         warmup = o.intValue("warmup", Math.min(2_000, messages / 10));
+        traceSql = o.flag("trace-sql");
         if (messages < 1 || batch < 2 || batch > 1000 || partitions < 1 || prefetch < batch || warmup < 0) {
             throw new Options.UsageException("need --messages >= 1, --batch 2..1000, --partitions >= 1, "
                     + "--prefetch >= --batch, --warmup >= 0");
@@ -121,6 +123,9 @@ final class ConsumerThroughput extends Scenario {
         report.figure("broken_passes", broken ? 1 : 0, null);
         report.target("ratio_to_bare", ">=", 0.90);
         report.target("batch_speedup", ">=", 3);
+        if (traceSql) {
+            report.note("traced run (--trace-sql): database time per statement is in the sql_* figures");
+        }
         report.note("bare: " + (broker == Broker.KAFKA ? "kafka-clients, one transaction per record, commitSync "
                 + "after each poll" : "amqp-client, one transaction per message, ack after its commit")
                 + "; txbox batch: batchSize " + batch + (messages < 5_000 ? "; a short run: figures are noisy" : ""));
@@ -142,6 +147,10 @@ final class ConsumerThroughput extends Scenario {
         String name = "consumer-" + kind.label() + "-" + id;
         String source = fill(name, n);
         DataSource ds = env.pool(name, 2, false);
+        SqlTiming timing = traceSql ? new SqlTiming() : null;
+        if (timing != null) {
+            ds = timing.wrap(ds);
+        }
         Clock clock = new Clock(n);
         try (AutoCloseable consumer = start(kind, name, source, ds, clock)) {
             clock.await(DRAIN_TIMEOUT);
@@ -149,6 +158,10 @@ final class ConsumerThroughput extends Scenario {
         double rate = clock.rate();
         checkExactlyOnce(name, id, n);
         log("%s: %d messages, %.0f msg/s", name, n, rate);
+        if (timing != null && n == messages) {
+            log("%s database time per statement:%n%s", name, timing.table());
+            report.detail("sql_" + kind.label().replace('-', '_'), timing.summary());
+        }
         return rate;
     }
 

@@ -4,10 +4,12 @@ import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
+import io.txbox.inbox.TwoPhaseStore;
 import io.txbox.internal.Args;
 import java.time.Clock;
 import java.time.Duration;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The options every broker consumer shares. Each option is checked as it is set; the
@@ -27,9 +29,11 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     /** Largest {@link #batchSize}: {@value}. */
     public static final int MAX_BATCH_SIZE = 1000;
 
-    final Inbox inbox;
-    final DataSource dataSource;
-    final Handler handler;
+    final @Nullable Inbox inbox;
+    final @Nullable DataSource dataSource;
+    final @Nullable Handler handler;
+    final @Nullable TwoPhaseStore store;
+    final @Nullable TwoPhaseHandler twoPhaseHandler;
     String keyHeader = DEFAULT_KEY_HEADER;
     KeyPolicy keyPolicy = KeyPolicy.DEAD_LETTER;
     Backoff backoff = Backoff.defaults();
@@ -48,6 +52,24 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
         this.inbox = Args.configured(inbox, "inbox");
         this.dataSource = Args.configured(dataSource, "dataSource");
         this.handler = Args.configured(handler, "handler");
+        this.store = null;
+        this.twoPhaseHandler = null;
+    }
+
+    /**
+     * For a consumer without a database transaction around the handler: each delivery is
+     * claimed in {@code store}, run by {@code handler}, then completed (or failed) in the store,
+     * and only then acked.
+     *
+     * @param store where claims are kept; its consumer name names the consumer in logs and threads
+     * @param handler the work, run once per key unless a lease runs out mid-work
+     */
+    protected ConsumerBuilder(TwoPhaseStore store, TwoPhaseHandler handler) {
+        this.inbox = null;
+        this.dataSource = null;
+        this.handler = null;
+        this.store = Args.configured(store, "store");
+        this.twoPhaseHandler = Args.configured(handler, "handler");
     }
 
     /** The concrete builder. */
@@ -113,6 +135,10 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
      * exactly as without batching. The guarantees are those of one transaction per delivery:
      * nothing is acked before its commit, and a redelivery after a crash is a duplicate.
      *
+     * <p>Only for a consumer built on an inbox and a {@code DataSource}: a two-phase consumer
+     * ({@link TwoPhaseStore}) has no transaction to share and refuses a batch size above 1 when
+     * built.
+     *
      * <p>Cost: a handler's writes hold their row locks until the whole batch commits, and a
      * failing delivery makes its batch run twice. Kafka batches come from one partition of one
      * poll (so at most {@code max.poll.records}); RabbitMQ batches from one channel's prefetched
@@ -149,13 +175,21 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
         this.keyPolicy = Args.configured(keyPolicy, "keyPolicy");
     }
 
-    /** The consumer name (the inbox's), for use by subclasses before {@link #processor()}. */
+    /** The consumer name (the inbox's or store's), for use by subclasses before {@link #processor()}. */
     protected String consumer() {
-        return inbox.consumer();
+        return inbox != null ? inbox.consumer() : java.util.Objects.requireNonNull(store).consumer();
     }
 
-    /** A processor configured with these options. */
+    /**
+     * A processor configured with these options.
+     *
+     * @throws ConfigException if a two-phase consumer was given a batch size above 1
+     */
     protected final DeliveryProcessor processor() {
+        if (store != null && batchSize > 1) {
+            throw new ConfigException("batchSize must be 1 for a consumer on a TwoPhaseStore (each delivery is its "
+                    + "own claim; there is no transaction to share), but was " + batchSize);
+        }
         return new DeliveryProcessor(this);
     }
 }

@@ -16,6 +16,9 @@ import java.util.List;
 import java.sql.Connection;
 import java.sql.SQLException;
 import io.txbox.inbox.Receipt;
+import io.txbox.inbox.Claim;
+import io.txbox.inbox.KeyReuseException;
+import io.txbox.inbox.TwoPhaseStore;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -25,7 +28,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The broker-neutral heart of a consumer: resolves the idempotency key of a {@link Delivery}
  * under the {@link KeyPolicy}, runs {@link Inbox#process} (inbox entry, handler, result, commit:
- * one database transaction) and says what the adapter must do next. Thread-safe.
+ * one database transaction), or for a two-phase consumer claims it in its
+ * {@link TwoPhaseStore}, runs the {@link TwoPhaseHandler} and completes (or fails) the claim, and
+ * says what the adapter must do next. Thread-safe.
  *
  * <ul>
  *   <li>PROCESSED, DUPLICATE: {@link Decision.Ack}.
@@ -35,8 +40,9 @@ import org.slf4j.LoggerFactory;
  *       malformed key under {@link KeyPolicy#DEAD_LETTER}, a payload the inbox refuses:
  *       {@link Decision.DeadLetter} with the reason.
  *   <li>The database itself failing (unreachable, a conflict that outlived the transaction
- *       retries): {@link Decision.Retry}, with a backoff that grows while such errors follow
- *       each other. Nothing was recorded, so nothing is lost.
+ *       retries), or the two-phase store failing or reporting a lost lease: {@link Decision.Retry},
+ *       with a backoff that grows while such errors follow each other. Nothing was completed, so
+ *       nothing is lost.
  * </ul>
  *
  * <p>Obtain one from {@link ConsumerBuilder#processor()}.
@@ -44,9 +50,14 @@ import org.slf4j.LoggerFactory;
 public final class DeliveryProcessor {
     private static final Logger log = LoggerFactory.getLogger(DeliveryProcessor.class);
 
-    private final Inbox inbox;
-    private final DataSource dataSource;
-    private final Handler handler;
+    private final String consumer;
+    // One of the two modes: an inbox with a DataSource and a handler in its transaction, or a
+    // two-phase store and a handler outside any transaction.
+    private final @Nullable Inbox inbox;
+    private final @Nullable DataSource dataSource;
+    private final @Nullable Handler handler;
+    private final @Nullable TwoPhaseStore store;
+    private final @Nullable TwoPhaseHandler twoPhaseHandler;
     private final String keyHeader;
     private final KeyPolicy keyPolicy;
     private final Backoff backoff;
@@ -59,8 +70,10 @@ public final class DeliveryProcessor {
     private final AtomicInteger deadLetterFailures = new AtomicInteger();
 
     DeliveryProcessor(ConsumerBuilder<?> b) {
+        this.consumer = b.consumer();
         this.inbox = b.inbox;
         this.dataSource = b.dataSource;
+        this.store = b.store;
         this.keyHeader = b.keyHeader;
         this.keyPolicy = b.keyPolicy;
         this.backoff = b.backoff;
@@ -69,7 +82,8 @@ public final class DeliveryProcessor {
         this.shutdownTimeout = b.shutdownTimeout;
         this.batchSize = b.batchSize;
         this.keyLogs = new KeyLogs(b.hashKeysInLogs);
-        this.handler = new MdcHandler(b.handler, inbox.consumer(), keyLogs);
+        this.handler = b.handler == null ? null : new MdcHandler(b.handler, consumer, keyLogs);
+        this.twoPhaseHandler = b.twoPhaseHandler == null ? null : new MdcHandler(b.twoPhaseHandler, consumer, keyLogs);
     }
 
     /**
@@ -87,7 +101,7 @@ public final class DeliveryProcessor {
         Instant start = clock.instant();
         Outcome outcome;
         try {
-            outcome = inbox.process(dataSource, message, handler);
+            outcome = store != null ? underClaim(store, message) : inbox().process(database(), message, handler());
         } catch (InvalidInputException e) {
             log.warn("[{}] {} key {}: dead-lettering, refused by the inbox: {}", consumer(), delivery.coordinates(),
                     logKey(key), e.getMessage());
@@ -119,7 +133,7 @@ public final class DeliveryProcessor {
         for (int i = 0; i < deliveries.size(); i++) {
             Args.notNull(deliveries.get(i), "deliveries[" + i + "]");
         }
-        if (deliveries.size() > 1 && batchSize > 1) {
+        if (deliveries.size() > 1 && batchSize > 1 && store == null) {
             List<Decision> decisions = inOneTransaction(deliveries);
             if (decisions != null) {
                 return decisions;
@@ -145,7 +159,7 @@ public final class DeliveryProcessor {
         String[] keys = new String[n];
         Outcome[] outcomes = new Outcome[n];
         Instant start = clock.instant();
-        try (Connection c = dataSource.getConnection()) {
+        try (Connection c = database().getConnection()) {
             boolean autoCommit = c.getAutoCommit();
             boolean committed = false;
             try {
@@ -194,12 +208,12 @@ public final class DeliveryProcessor {
 
     /** One delivery inside the batch's transaction; {@code null} for a key in flight elsewhere. */
     private @Nullable Outcome receiveAndHandle(Connection c, InboundMessage message) throws Exception {
-        Receipt receipt = inbox.receive(c, message);
+        Receipt receipt = inbox().receive(c, message);
         switch (receipt.status()) {
             case FIRST: {
-                byte[] result = handler.handle(c, message);
+                byte[] result = handler().handle(c, message);
                 if (result != null) {
-                    inbox.storeResult(c, message, result);
+                    inbox().storeResult(c, message, result);
                 }
                 return new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null);
             }
@@ -211,6 +225,50 @@ public final class DeliveryProcessor {
             default:
                 return null;
         }
+    }
+
+    /**
+     * Two-phase: claim, the handler, complete; a handler exception fails the claim (counted).
+     * A lost lease or an unreachable store throws, which retries the delivery.
+     */
+    private Outcome underClaim(TwoPhaseStore claims, InboundMessage message) {
+        Claim claim;
+        try {
+            claim = claims.claim(message);
+        } catch (KeyReuseException e) {
+            return new Outcome(Outcome.Status.KEY_REUSED, null, 0, e.getMessage(), null);
+        }
+        switch (claim.status()) {
+            case DUPLICATE:
+                return new Outcome(Outcome.Status.DUPLICATE, claim.result(), claim.fencingToken(), null, null);
+            case IN_FLIGHT:
+                return new Outcome(Outcome.Status.IN_FLIGHT, null, claim.fencingToken(), claim.reason(), null);
+            case DEAD:
+                return new Outcome(Outcome.Status.DEAD, null, claim.fencingToken(), claim.reason(), null);
+            case ACQUIRED:
+            default:
+                break;
+        }
+        byte[] result;
+        try {
+            result = java.util.Objects.requireNonNull(twoPhaseHandler).handle(message);
+        } catch (Exception e) {
+            return claims.fail(claim, e);
+        }
+        claims.complete(claim, result);
+        return new Outcome(Outcome.Status.PROCESSED, result, claim.fencingToken(), null, null);
+    }
+
+    private Inbox inbox() {
+        return java.util.Objects.requireNonNull(inbox, "database mode");
+    }
+
+    private DataSource database() {
+        return java.util.Objects.requireNonNull(dataSource, "database mode");
+    }
+
+    private Handler handler() {
+        return java.util.Objects.requireNonNull(handler, "database mode");
     }
 
     private static void rollbackQuietly(Connection c) {
@@ -337,7 +395,7 @@ public final class DeliveryProcessor {
 
     /** The inbox consumer name, used as log context and thread name. */
     public String consumer() {
-        return inbox.consumer();
+        return consumer;
     }
 
     /** The header the key is read from. */

@@ -4,9 +4,11 @@ import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
+import io.txbox.inbox.TwoPhaseStore;
 import io.txbox.inbox.consumer.ConsumerBuilder;
 import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.InboxConsumer;
+import io.txbox.inbox.consumer.TwoPhaseHandler;
 import io.txbox.inbox.consumer.KeyPolicy;
 import io.txbox.internal.Args;
 import io.txbox.internal.OptionalDependency;
@@ -92,9 +94,24 @@ public interface KafkaInboxConsumer extends InboxConsumer {
      * a transaction on {@code dataSource}, recorded in {@code inbox}.
      */
     static Builder builder(Inbox inbox, DataSource dataSource, Handler handler) {
+        requireClient();
+        return new Builder(inbox, dataSource, handler);
+    }
+
+    /**
+     * A builder for a two-phase consumer, with no transaction around {@code handler}: each
+     * record is claimed in {@code store}, handled, completed (or failed), and only then its offset is committed.
+     * See {@link TwoPhaseHandler} for what it guarantees.
+     */
+    static Builder builder(TwoPhaseStore store, TwoPhaseHandler handler) {
+        requireClient();
+        return new Builder(store, handler);
+    }
+
+    /** Refuses to go on without the broker client, naming the artifact to add. */
+    private static void requireClient() {
         OptionalDependency.require("org.apache.kafka.clients.consumer.KafkaConsumer", "org.apache.kafka:kafka-clients",
                 "KafkaInboxConsumer");
-        return new Builder(inbox, dataSource, handler);
     }
 
     /**
@@ -115,6 +132,10 @@ public interface KafkaInboxConsumer extends InboxConsumer {
 
         private Builder(Inbox inbox, DataSource dataSource, Handler handler) {
             super(inbox, dataSource, handler);
+        }
+
+        private Builder(TwoPhaseStore store, TwoPhaseHandler handler) {
+            super(store, handler);
         }
 
         @Override

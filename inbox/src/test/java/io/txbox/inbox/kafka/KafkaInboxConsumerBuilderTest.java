@@ -105,4 +105,12 @@ class KafkaInboxConsumerBuilderTest {
         assertThat(builder().bootstrapServers("localhost:9092").topics("t").batchSize(500)
                 .consumerProperty("max.poll.records", "500").build().isRunning()).isFalse();
     }
+
+    @Test
+    void build_twoPhaseStoreWithBatchSize_refusedNamingValue() {
+        assertThatThrownBy(() -> KafkaInboxConsumer.builder(inbox.twoPhase(NO_DATABASE), m -> null)
+                        .bootstrapServers("localhost:9092").topics("t").batchSize(10).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("batchSize must be 1")
+                .hasMessageContaining("TwoPhaseStore").hasMessageContaining("10");
+    }
 }

@@ -403,4 +403,38 @@ class KafkaInboxConsumerIT {
         await().atMost(WAIT).until(() -> effects.total(name) == 31);
         assertThat(effects.countsByKey(name)).allSatisfy((k, n) -> assertThat(n).isEqualTo(1));
     }
+
+    /**
+     * A consumer on the database inbox's two-phase store: the work runs outside any transaction,
+     * once per key (a duplicate record is skipped), a failing attempt is failed in the store and
+     * retried, and every offset is committed once the claims are completed.
+     */
+    @Test
+    void kafka_twoPhaseStore_workRunsOncePerKeyAndAFailedAttemptIsRetried() {
+        String topic = topic("two-phase");
+        String name = "kafka-two-phase";
+        Map<String, java.util.concurrent.atomic.AtomicInteger> runs = new ConcurrentHashMap<>();
+        AtomicBoolean failOnce = new AtomicBoolean(true);
+        CountingListener listener = new CountingListener();
+        start(KafkaInboxConsumer.builder(inbox(name).twoPhase(PG.dataSource()), m -> {
+                    if (m.key().equals("flaky") && failOnce.getAndSet(false)) {
+                        throw new IllegalStateException("gateway timeout");
+                    }
+                    runs.computeIfAbsent(m.key(), k -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+                    return null;
+                })
+                .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).backoff(FAST)
+                .pollTimeout(Duration.ofMillis(100)).listener(listener).build());
+
+        send(topic, 0, "flaky", "x", Map.of());
+        for (int i = 0; i < 10; i++) {
+            send(topic, i % 4, "t-" + i, "x", Map.of());
+            send(topic, i % 4, "t-" + i, "x", Map.of()); // the same message again
+        }
+
+        await().atMost(WAIT).until(() -> listener.count(Outcome.Status.DUPLICATE) == 10 && runs.size() == 11);
+        assertThat(runs).allSatisfy((k, n) -> assertThat(n.get()).as(k).isEqualTo(1));
+        assertThat(listener.retries).hasSize(1);
+        assertThat(listener.count(Outcome.Status.PROCESSED)).isEqualTo(11);
+    }
 }
