@@ -99,19 +99,12 @@ public interface KafkaInboxConsumer extends InboxConsumer {
     }
 
     /**
-     * A builder for a two-phase consumer, with no transaction around {@code handler}: each
-     * record is claimed in {@code store}, handled, completed (or failed), and only then its offset is committed.
-     * See {@link TwoPhaseHandler} for what it guarantees.
+     * A builder for a two-phase consumer ({@link TwoPhaseHandler}): each record is claimed in
+     * {@code store}, handled outside any transaction, completed or failed, and then its offset is committed.
      */
     static Builder builder(TwoPhaseStore store, TwoPhaseHandler handler) {
         requireClient();
         return new Builder(store, handler);
-    }
-
-    /** Refuses to go on without the broker client, naming the artifact to add. */
-    private static void requireClient() {
-        OptionalDependency.require("org.apache.kafka.clients.consumer.KafkaConsumer", "org.apache.kafka:kafka-clients",
-                "KafkaInboxConsumer");
     }
 
     /**
@@ -317,5 +310,11 @@ public interface KafkaInboxConsumer extends InboxConsumer {
                     org.apache.kafka.common.serialization.ByteArraySerializer.class);
             return config;
         }
+    }
+
+    /** Refuses to go on without the broker client, naming the artifact to add. */
+    private static void requireClient() {
+        OptionalDependency.require("org.apache.kafka.clients.consumer.KafkaConsumer", "org.apache.kafka:kafka-clients",
+                "KafkaInboxConsumer");
     }
 }

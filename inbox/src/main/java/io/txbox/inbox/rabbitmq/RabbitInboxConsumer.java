@@ -82,19 +82,12 @@ public interface RabbitInboxConsumer extends InboxConsumer {
     }
 
     /**
-     * A builder for a two-phase consumer, with no transaction around {@code handler}: each
-     * message is claimed in {@code store}, handled, completed (or failed), and only then it is acked.
-     * See {@link TwoPhaseHandler} for what it guarantees.
+     * A builder for a two-phase consumer ({@link TwoPhaseHandler}): each message is claimed in
+     * {@code store}, handled outside any transaction, completed or failed, and then it is acked.
      */
     static Builder builder(TwoPhaseStore store, TwoPhaseHandler handler) {
         requireClient();
         return new Builder(store, handler);
-    }
-
-    /** Refuses to go on without the broker client, naming the artifact to add. */
-    private static void requireClient() {
-        OptionalDependency.require("com.rabbitmq.client.ConnectionFactory", "com.rabbitmq:amqp-client",
-                "RabbitInboxConsumer");
     }
 
     /**
@@ -219,5 +212,11 @@ public interface RabbitInboxConsumer extends InboxConsumer {
             return new RabbitRunner(processor(), connectionFactory, queue, prefetch, concurrency, deadLetterExchange,
                     declareDeadLetterTopology);
         }
+    }
+
+    /** Refuses to go on without the broker client, naming the artifact to add. */
+    private static void requireClient() {
+        OptionalDependency.require("com.rabbitmq.client.ConnectionFactory", "com.rabbitmq:amqp-client",
+                "RabbitInboxConsumer");
     }
 }
