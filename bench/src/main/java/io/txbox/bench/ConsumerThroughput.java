@@ -50,7 +50,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * </ul>
  *
  * <p>Each rate is measured from the first message handled to the last, so group joins and
- * connection set-up do not count. Figures {@code ratio_to_bare} (txbox / bare, target &ge; 0.90)
+ * connection set-up do not count, and is the mean of {@code --rounds} (default 2) passes run in
+ * ABBA order. Figures {@code ratio_to_bare} (txbox / bare, target &ge; 0.90)
  * and {@code batch_speedup} (txbox batch / txbox, target &ge; 3). Every pass checks that each
  * key took effect exactly once. Entry point for a registry of scenarios: {@link #kafka()},
  * {@link #rabbitmq()}.
@@ -67,6 +68,7 @@ final class ConsumerThroughput extends Scenario {
     private int warmup;
     private boolean broken;
     private boolean traceSql;
+    private int rounds;
     private int passes;
 
     private ConsumerThroughput(Broker broker) {
@@ -92,6 +94,10 @@ final class ConsumerThroughput extends Scenario {
         payloadBytes = o.intValue("payload", 200);
         warmup = o.intValue("warmup", Math.min(2_000, messages / 10));
         traceSql = o.flag("trace-sql");
+        rounds = o.intValue("rounds", 2);
+        if (rounds < 1) {
+            throw new Options.UsageException("need --rounds >= 1");
+        }
         if (messages < 1 || batch < 2 || batch > 1000 || partitions < 1 || prefetch < batch || warmup < 0) {
             throw new Options.UsageException("need --messages >= 1, --batch 2..1000, --partitions >= 1, "
                     + "--prefetch >= --batch, --warmup >= 0");
@@ -111,9 +117,27 @@ final class ConsumerThroughput extends Scenario {
                 pass(kind, warmup);
             }
         }
-        double bare = pass(Kind.BARE, messages);
-        double txbox = pass(Kind.TXBOX, messages);
-        double batched = pass(Kind.TXBOX_BATCH, messages);
+        // ABBA order (bare, txbox, batch, then batch, txbox, bare, ...): a load that drifts
+        // during the run weighs on every consumer alike. Each rate is the mean of its rounds.
+        Map<Kind, double[]> rates = new java.util.EnumMap<>(Kind.class);
+        for (Kind kind : Kind.values()) {
+            rates.put(kind, new double[rounds]);
+        }
+        for (int r = 0; r < rounds; r++) {
+            List<Kind> order = new java.util.ArrayList<>(List.of(Kind.values()));
+            if (r % 2 == 1) {
+                java.util.Collections.reverse(order);
+            }
+            for (Kind kind : order) {
+                rates.get(kind)[r] = pass(kind, messages);
+            }
+        }
+        double bare = java.util.Arrays.stream(rates.get(Kind.BARE)).average().orElse(0);
+        double txbox = java.util.Arrays.stream(rates.get(Kind.TXBOX)).average().orElse(0);
+        double batched = java.util.Arrays.stream(rates.get(Kind.TXBOX_BATCH)).average().orElse(0);
+        for (Kind kind : Kind.values()) {
+            report.detail("rounds_" + kind.label().replace('-', '_'), rates.get(kind));
+        }
         report.figure("bare_msgs_per_sec", round(bare), "msg/s");
         report.figure("txbox_msgs_per_sec", round(txbox), "msg/s");
         report.figure("batch_msgs_per_sec", round(batched), "msg/s");
