@@ -14,7 +14,7 @@ import io.txbox.inbox.consumer.Decision;
 import io.txbox.inbox.consumer.Delivery;
 import io.txbox.inbox.consumer.DeliveryProcessor;
 import io.txbox.inbox.consumer.KeyPolicy;
-import io.txbox.inbox.consumer.MicrometerConsumerListener;
+import io.txbox.inbox.micrometer.MicrometerConsumerListener;
 import io.txbox.inbox.http.HttpIdempotency;
 import io.txbox.inbox.http.HttpRequestData;
 import io.txbox.inbox.http.HttpResponseData;
@@ -250,6 +250,9 @@ class EntryPointNullArgumentsTest {
         }
         if (type == ConnectionFactory.class) {
             return new ConnectionFactory();
+        }
+        if (type == Exception.class || type == Throwable.class) {
+            return new IllegalStateException("sample");
         }
         if (type == MeterRegistry.class) {
             return new SimpleMeterRegistry();

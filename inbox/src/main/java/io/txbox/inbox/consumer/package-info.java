@@ -8,7 +8,7 @@
  * <p>No argument of the builders ({@code KafkaInboxConsumer.builder}, {@code RabbitInboxConsumer.builder}
  * and their options), {@link io.txbox.inbox.consumer.Backoff}, {@link io.txbox.inbox.consumer.Delivery},
  * {@link io.txbox.inbox.consumer.Decision}, {@link io.txbox.inbox.consumer.DeliveryProcessor#process}
- * or {@link io.txbox.inbox.consumer.MicrometerConsumerListener} may be null unless its Javadoc says
+ * or {@link io.txbox.inbox.micrometer.MicrometerConsumerListener} may be null unless its Javadoc says
  * what null means: a null is refused before any I/O with {@link io.txbox.ConfigException} (builder
  * options and {@code Backoff}) or {@link io.txbox.InvalidInputException} (the rest), naming the
  * parameter.
