@@ -25,6 +25,8 @@ public final class Main {
         SCENARIOS.put("backlog-scaling", BacklogScaling::new);
         SCENARIOS.put("soak", Soak::new);
         SCENARIOS.put("duplicate-storm", DuplicateStorm::new);
+        SCENARIOS.put("consumer-kafka", ConsumerThroughput::kafka);
+        SCENARIOS.put("consumer-rabbitmq", ConsumerThroughput::rabbitmq);
     }
 
     private Main() {}

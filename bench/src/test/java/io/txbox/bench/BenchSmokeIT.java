@@ -101,6 +101,22 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
 
+    @Test
+    void consumerKafka_reportsRatioToBareAndBatchSpeedupAndDoublesNothing() throws Exception {
+        JsonNode bench = run("consumer-kafka", "--messages", "300", "--batch", "50", "--warmup", "0", "--kafka", kafka);
+        assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
+        assertThat(bench.at("/figures/batch_speedup").asDouble()).isPositive();
+        assertThat(bench.at("/figures/broken_passes").asLong()).isZero();
+    }
+
+    @Test
+    void consumerRabbitmq_reportsRatioToBareAndBatchSpeedupAndDoublesNothing() throws Exception {
+        JsonNode bench = run("consumer-rabbitmq", "--messages", "300", "--batch", "50", "--warmup", "0");
+        assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
+        assertThat(bench.at("/figures/batch_speedup").asDouble()).isPositive();
+        assertThat(bench.at("/figures/broken_passes").asLong()).isZero();
+    }
+
     private static JsonNode run(String... args) throws Exception {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         List<String> all = new ArrayList<>(List.of(args));

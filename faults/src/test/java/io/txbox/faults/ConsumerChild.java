@@ -15,12 +15,14 @@ import java.util.concurrent.CountDownLatch;
 /**
  * An inbox consumer in its own JVM, for tests that SIGKILL it between the database commit and the
  * ack / offset commit:
- * {@code ConsumerChild kafka|rabbit <jdbcUrl> <user> <schema> <bootstrap|amqpUri> <topic|queue> <consumer> [deadLetterExchange]}.
+ * {@code ConsumerChild kafka|rabbit <jdbcUrl> <user> <schema> <bootstrap|amqpUri> <topic|queue> <consumer>
+ * [deadLetterExchange (rabbit)] <batchSize>}.
  *
  * <p>The handler writes one effect per message. The consumer's listener hears of each outcome
  * after the database commit and before the runner acks or commits the offset; for a processed
  * message it prints {@value #COMMITTED} and parks the consumer's thread there for good, so the
- * ack / offset commit never happens and the test can kill the process at exactly that point.
+ * ack / offset commit never happens and the test can kill the process at exactly that point. In
+ * batch mode the whole batch is committed by then, and none of it acked.
  */
 public final class ConsumerChild {
     static final String READY = "CONSUMER-CHILD-READY";
@@ -34,6 +36,7 @@ public final class ConsumerChild {
     public static void main(String[] args) throws Exception {
         String broker = args[0];
         String name = args[6];
+        int batchSize = Integer.parseInt(args[args.length - 1]);
         HikariDataSource ds = Pools.pool(args[1], args[2], "consumer-child-" + name, 4);
         new Effects(ds);
         Inbox inbox = Inbox.builder(name).tables(TxboxTables.inSchema(args[3])).maxAttempts(3).build();
@@ -52,12 +55,13 @@ public final class ConsumerChild {
                     .bootstrapServers(args[4]).topics(args[5]).pollTimeout(Duration.ofMillis(100))
                     .consumerProperty("session.timeout.ms", (int) SESSION_TIMEOUT.toMillis())
                     .consumerProperty("heartbeat.interval.ms", (int) HEARTBEAT_INTERVAL.toMillis())
-                    .listener(parkAfterCommit).build();
+                    .batchSize(batchSize).listener(parkAfterCommit).build();
             case "rabbit" -> {
                 ConnectionFactory factory = new ConnectionFactory();
                 factory.setUri(args[4]);
                 yield RabbitInboxConsumer.builder(inbox, ds, Effects.recorder(name)).connectionFactory(factory)
-                        .queue(args[5]).deadLetterExchange(args[7]).declareDeadLetterTopology(false).listener(parkAfterCommit).build();
+                        .queue(args[5]).deadLetterExchange(args[7]).declareDeadLetterTopology(false).prefetch(Math.max(RabbitInboxConsumer.DEFAULT_PREFETCH, batchSize))
+                        .batchSize(batchSize).listener(parkAfterCommit).build();
             }
             default -> throw new IllegalArgumentException("broker must be kafka or rabbit: " + broker);
         };

@@ -2,14 +2,20 @@ package io.txbox.spring;
 
 import io.txbox.ConfigException;
 import io.txbox.TxboxTables;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.txbox.inbox.Inbox;
+import io.txbox.inbox.InboxListener;
+import io.txbox.inbox.Outcome;
+import io.txbox.inbox.micrometer.MicrometerInboxListener;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.outbox.Outbox;
+import java.util.List;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
@@ -43,7 +49,9 @@ import org.springframework.transaction.PlatformTransactionManager;
     "org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration",
     "org.springframework.boot.autoconfigure.orm.jpa.HibernateJpaAutoConfiguration",
     "org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration",
-    "org.springframework.boot.autoconfigure.flyway.FlywayAutoConfiguration"})
+    "org.springframework.boot.autoconfigure.flyway.FlywayAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnSingleCandidate(DataSource.class)
 @EnableConfigurationProperties(TxboxProperties.class)
 public class TxboxAutoConfiguration {
@@ -88,13 +96,22 @@ public class TxboxAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public Inbox txboxInbox(TxboxProperties properties, TxboxTables tables, Environment environment,
-            ObjectProvider<TxboxMigrationsInitializer> migrations) {
+            ObjectProvider<TxboxMigrationsInitializer> migrations, ObjectProvider<InboxListener> listeners) {
         migrations.ifAvailable(m -> {});
         TxboxProperties.InboxProperties p = properties.getInbox();
         String consumer = consumerName(p.getConsumer(), environment.getProperty("spring.application.name"));
         Inbox.Builder builder = check("inbox.consumer", consumer, () -> Inbox.builder(consumer).tables(tables));
         check("inbox.max-attempts", p.getMaxAttempts(), () -> builder.maxAttempts(p.getMaxAttempts()));
         check("inbox.max-payload-bytes", p.getMaxPayloadBytes(), () -> builder.maxPayloadBytes(p.getMaxPayloadBytes()));
+        List<InboxListener> all = listeners.orderedStream().toList();
+        if (!all.isEmpty()) {
+            builder.listener(all.size() == 1 ? all.get(0) : new InboxListener() {
+                @Override
+                public void onOutcome(String name, Outcome.Status status) {
+                    all.forEach(listener -> listener.onOutcome(name, status));
+                }
+            });
+        }
         return new SpringInbox(builder.build());
     }
 
@@ -105,6 +122,21 @@ public class TxboxAutoConfiguration {
     public TxboxTemplate txboxTemplate(DataSource dataSource, PlatformTransactionManager transactionManager,
             Outbox outbox, Inbox inbox) {
         return new TxboxTemplate(dataSource, transactionManager, outbox, inbox);
+    }
+
+    /**
+     * The inbox's meters ({@link MicrometerInboxListener}: {@code txbox.inbox.outcomes}) on the
+     * application's {@code MeterRegistry}, when Micrometer is on the class path.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+    @ConditionalOnBean(MeterRegistry.class)
+    static class InboxMetricsConfiguration {
+        @Bean
+        @ConditionalOnMissingBean
+        MicrometerInboxListener txboxInboxMetrics(MeterRegistry registry) {
+            return new MicrometerInboxListener(registry);
+        }
     }
 
     /** {@code txbox.migrations=flyway}: txbox's scripts join Spring Boot's Flyway (Boot 4). */

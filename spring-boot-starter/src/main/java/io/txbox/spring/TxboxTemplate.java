@@ -241,6 +241,11 @@ public class TxboxTemplate {
         return "TxboxTemplate[consumer=" + inbox.consumer() + ", tables=" + outbox.tables() + "]";
     }
 
+    /** The inbox {@link #receive} and {@link #process} record deliveries in. */
+    public Inbox getInbox() {
+        return inbox;
+    }
+
     /** The data source this template runs on. */
     public DataSource getDataSource() {
         return dataSource;

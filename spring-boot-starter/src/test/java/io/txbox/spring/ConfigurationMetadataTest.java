@@ -7,11 +7,15 @@ import com.jayway.jsonpath.JsonPath;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
 import io.txbox.outbox.Outbox;
+import io.txbox.relay.Relay;
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.convert.DurationStyle;
 
 /** The generated configuration metadata describes every property, with the library's defaults. */
 class ConfigurationMetadataTest {
@@ -32,6 +36,23 @@ class ConfigurationMetadataTest {
         expected.put("txbox.inbox.max-payload-bytes", Inbox.DEFAULT_MAX_PAYLOAD_BYTES);
         expected.put("txbox.outbox.max-record-bytes", Outbox.DEFAULT_MAX_RECORD_BYTES);
         expected.put("txbox.inbox.consumer", null);
+        expected.put("txbox.relay.enabled", false);
+        expected.put("txbox.relay.routes", null);
+        expected.put("txbox.relay.id", null);
+        expected.put("txbox.relay.workers", Relay.DEFAULT_WORKERS);
+        expected.put("txbox.relay.batch-size", Relay.DEFAULT_BATCH_SIZE);
+        expected.put("txbox.relay.poll-interval", print(Relay.DEFAULT_POLL_INTERVAL));
+        expected.put("txbox.relay.publish-timeout", print(Relay.DEFAULT_PUBLISH_TIMEOUT));
+        expected.put("txbox.relay.lane-lease", print(Relay.DEFAULT_LANE_LEASE));
+        expected.put("txbox.relay.max-attempts", Relay.DEFAULT_MAX_ATTEMPTS);
+        expected.put("txbox.relay.initial-backoff", print(Relay.DEFAULT_INITIAL_BACKOFF));
+        expected.put("txbox.relay.max-backoff", print(Relay.DEFAULT_MAX_BACKOFF));
+        expected.put("txbox.relay.backlog-interval", print(Relay.DEFAULT_BACKLOG_INTERVAL));
+        expected.put("txbox.relay.shutdown-timeout", print(Relay.DEFAULT_SHUTDOWN_TIMEOUT));
+        expected.put("txbox.relay.health-timeout", print(TxboxProperties.RelayProperties.DEFAULT_HEALTH_TIMEOUT));
+        expected.put("txbox.relay.kafka.bootstrap-servers", null);
+        expected.put("txbox.relay.kafka.properties", null);
+        expected.put("txbox.relay.rabbitmq.uri", null);
 
         List<String> names = json.read("$.properties[*].name");
         assertThat(names).containsExactlyInAnyOrderElementsOf(expected.keySet());
@@ -43,6 +64,13 @@ class ConfigurationMetadataTest {
         });
         List<String> modes = json.read("$.hints[?(@.name == 'txbox.migrations')].values[*].value");
         assertThat(modes).containsExactly("txbox", "flyway", "none");
+    }
+
+    /** A duration as the metadata writes it: {@code 200ms}, {@code 5m}. */
+    private static String print(Duration d) {
+        ChronoUnit unit = d.toMillis() % 60_000 == 0 ? ChronoUnit.MINUTES
+                : d.toMillis() % 1000 == 0 ? ChronoUnit.SECONDS : ChronoUnit.MILLIS;
+        return DurationStyle.SIMPLE.print(d, unit);
     }
 
     @Test

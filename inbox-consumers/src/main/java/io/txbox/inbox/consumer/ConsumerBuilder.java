@@ -4,12 +4,16 @@ import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
+import io.txbox.inbox.TwoPhaseStore;
+import io.txbox.inbox.consumer.internal.ConsumerOptions;
 import io.txbox.inbox.consumer.internal.DeliveryProcessor;
 import io.txbox.internal.Args;
 import io.txbox.internal.Backoff;
+import io.txbox.outbox.OutboxMessage;
 import java.time.Clock;
 import java.time.Duration;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The options every broker consumer shares. Each option is checked as it is set; the
@@ -21,23 +25,31 @@ import javax.sql.DataSource;
  */
 public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     /** Default {@link #keyHeader}: {@value}, as written by the txbox relay. */
-    public static final String DEFAULT_KEY_HEADER = "idempotency-key";
+    public static final String DEFAULT_KEY_HEADER = OutboxMessage.IDEMPOTENCY_KEY_HEADER;
     /** Default {@link #shutdownTimeout}: 30 seconds. */
     public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
     /** Default initial {@link #backoff}: 1 second. */
     public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofSeconds(1);
     /** Default maximum {@link #backoff}: 1 minute. */
     public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMinutes(1);
+    /** Default {@link #batchSize}: {@value}, one database transaction per delivery. */
+    public static final int DEFAULT_BATCH_SIZE = 1;
+    /** Largest {@link #batchSize}: {@value}. */
+    public static final int MAX_BATCH_SIZE = 1000;
 
-    final Inbox inbox;
-    final DataSource dataSource;
-    final Handler handler;
+    final @Nullable Inbox inbox;
+    final @Nullable DataSource dataSource;
+    final @Nullable Handler handler;
+    final @Nullable TwoPhaseStore store;
+    final @Nullable TwoPhaseHandler twoPhaseHandler;
     String keyHeader = DEFAULT_KEY_HEADER;
     KeyPolicy keyPolicy = KeyPolicy.DEAD_LETTER;
     Backoff backoff = new Backoff(DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF);
     ConsumerListener listener = ConsumerListener.NONE;
     Clock clock = Clock.systemUTC();
     Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    int batchSize = DEFAULT_BATCH_SIZE;
+    boolean hashKeysInLogs;
 
     /**
      * @param inbox the inbox; its consumer name names the consumer in logs and threads
@@ -48,6 +60,24 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
         this.inbox = Args.configured(inbox, "inbox");
         this.dataSource = Args.configured(dataSource, "dataSource");
         this.handler = Args.configured(handler, "handler");
+        this.store = null;
+        this.twoPhaseHandler = null;
+    }
+
+    /**
+     * For a consumer without a database transaction around the handler: each delivery is
+     * claimed in {@code store}, run by {@code handler}, then completed (or failed) in the store,
+     * and only then acked.
+     *
+     * @param store where claims are kept; its consumer name names the consumer in logs and threads
+     * @param handler the work, run once per key unless a lease runs out mid-work
+     */
+    protected ConsumerBuilder(TwoPhaseStore store, TwoPhaseHandler handler) {
+        this.inbox = null;
+        this.dataSource = null;
+        this.handler = null;
+        this.store = Args.configured(store, "store");
+        this.twoPhaseHandler = Args.configured(handler, "handler");
     }
 
     /** The concrete builder. */
@@ -67,8 +97,8 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     /**
      * How failed deliveries are spaced out: the delay before retry {@code n} is drawn from
      * {@code [d/2, d]} where {@code d = min(max, initial * 2^(n-1))}, so retries of many failing
-     * messages do not hit the database in step. Default 1 s doubling to 1 min,
-     * with jitter ({@link #DEFAULT_INITIAL_BACKOFF}, {@link #DEFAULT_MAX_BACKOFF}).
+     * messages do not hit the database in step. Default 1 s doubling to 1 min, with jitter
+     * ({@link #DEFAULT_INITIAL_BACKOFF}, {@link #DEFAULT_MAX_BACKOFF}).
      *
      * @param initial the delay before the first retry, before jitter; at least 1 ms
      * @param max the cap, before jitter; at least {@code initial}
@@ -106,22 +136,77 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
         return self();
     }
 
+    /**
+     * How many deliveries at most share one database transaction; default
+     * {@value #DEFAULT_BATCH_SIZE} (one transaction per delivery), 1 to {@value #MAX_BATCH_SIZE}.
+     *
+     * <p>Above 1 the consumer runs the deliveries it has at hand (never waiting for more) in one
+     * transaction: each delivery's inbox entry and handler writes, then one commit, then the
+     * acks or offset commits of the whole batch. This saves a commit (a disk flush) per
+     * delivery. Each delivery stays isolated: if any delivery of the batch fails (handler
+     * exception, reused key, refused input, a key in flight elsewhere) or the commit fails, the
+     * transaction is rolled back and the batch runs again one transaction per delivery, so a
+     * poison delivery never takes the others with it and is counted, retried and dead-lettered
+     * exactly as without batching. The guarantees are those of one transaction per delivery:
+     * nothing is acked before its commit, and a redelivery after a crash is a duplicate.
+     *
+     * <p>Only for a consumer built on an inbox and a {@code DataSource}: a two-phase consumer
+     * ({@link TwoPhaseStore}) has no transaction to share and refuses a batch size above 1 when
+     * built.
+     *
+     * <p>Cost: a handler's writes hold their row locks until the whole batch commits, and a
+     * failing delivery makes its batch run twice. Kafka batches come from one partition of one
+     * poll (so at most {@code max.poll.records}); RabbitMQ batches from one channel's prefetched
+     * messages (so at most the prefetch, which must not be smaller).
+     */
+    public B batchSize(int batchSize) {
+        if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
+            throw new ConfigException("batchSize must be between 1 and " + MAX_BATCH_SIZE + ", but was " + batchSize);
+        }
+        this.batchSize = batchSize;
+        return self();
+    }
+
+    /**
+     * Whether idempotency keys appear in logs and in the MDC key {@code txbox.key} hashed:
+     * {@code sha256:} and the first 16 hex digits of the SHA-256 of the key's UTF-8 bytes,
+     * instead of the key itself; default {@code false}. Turn it on when keys carry personal
+     * data (an e-mail address, an account number): the same key always gives the same hash, so
+     * a delivery's log lines can still be followed and matched against a key you hash yourself.
+     * Payloads are never logged either way.
+     */
+    public B hashKeysInLogs(boolean hashKeysInLogs) {
+        this.hashKeysInLogs = hashKeysInLogs;
+        return self();
+    }
+
+    /** The batch size set so far, for broker builders that check it against their own options. */
+    protected int batchSize() {
+        return batchSize;
+    }
+
     /** Sets the key policy, for brokers that support more than {@link KeyPolicy#DEAD_LETTER}. */
     protected void setKeyPolicy(KeyPolicy keyPolicy) {
         this.keyPolicy = Args.configured(keyPolicy, "keyPolicy");
     }
 
-    /** The consumer name (the inbox's), for use by subclasses before {@link #processor()}. */
+    /** The consumer name (the inbox's or store's), for use by subclasses before {@link #processor()}. */
     protected String consumer() {
-        return inbox.consumer();
+        return inbox != null ? inbox.consumer() : java.util.Objects.requireNonNull(store).consumer();
     }
 
     /**
      * A processor configured with these options, for the broker adapters. Its type is in
      * {@code io.txbox.inbox.consumer.internal}: not API, it may change in any release.
+     *
+     * @throws ConfigException if a two-phase consumer was given a batch size above 1
      */
     protected final DeliveryProcessor processor() {
-        return new DeliveryProcessor(inbox, dataSource, handler, keyHeader, keyPolicy, backoff, listener, clock,
-                shutdownTimeout);
+        if (store != null && batchSize > 1) {
+            throw new ConfigException("batchSize must be 1 for a consumer on a TwoPhaseStore (each delivery is its "
+                    + "own claim; there is no transaction to share), but was " + batchSize);
+        }
+        return new ConsumerOptions(consumer(), inbox, dataSource, handler, store, twoPhaseHandler, keyHeader, keyPolicy,
+                backoff, listener, clock, shutdownTimeout, batchSize, hashKeysInLogs).processor();
     }
 }

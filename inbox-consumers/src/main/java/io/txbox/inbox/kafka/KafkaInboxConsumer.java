@@ -4,9 +4,11 @@ import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
+import io.txbox.inbox.TwoPhaseStore;
 import io.txbox.inbox.consumer.ConsumerBuilder;
 import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.InboxConsumer;
+import io.txbox.inbox.consumer.TwoPhaseHandler;
 import io.txbox.inbox.consumer.KeyPolicy;
 import io.txbox.internal.Args;
 import io.txbox.internal.OptionalDependency;
@@ -44,7 +46,10 @@ import org.jspecify.annotations.Nullable;
  * <h2>Guarantees</h2>
  * <ul>
  *   <li>One thread ({@code txbox-kafka-<consumer>}) polls and processes records in offset order
- *       per partition, one database transaction per record.
+ *       per partition, one database transaction per record, or with
+ *       {@link ConsumerBuilder#batchSize} above 1 up to that many records of one partition of one
+ *       poll in one transaction (falling back to one transaction per record when any of them
+ *       fails, so per-partition order and the failure handling below stay the same).
  *   <li>Offsets are committed synchronously after each polled batch, on partition revocation
  *       and on close, and only for records whose transaction ended. A crash between the
  *       database commit and the offset commit redelivers the record; the inbox reports it as a
@@ -89,9 +94,17 @@ public interface KafkaInboxConsumer extends InboxConsumer {
      * a transaction on {@code dataSource}, recorded in {@code inbox}.
      */
     static Builder builder(Inbox inbox, DataSource dataSource, Handler handler) {
-        OptionalDependency.require("org.apache.kafka.clients.consumer.KafkaConsumer", "org.apache.kafka:kafka-clients",
-                "KafkaInboxConsumer");
+        requireClient();
         return new Builder(inbox, dataSource, handler);
+    }
+
+    /**
+     * A builder for a two-phase consumer ({@link TwoPhaseHandler}): each record is claimed in
+     * {@code store}, handled outside any transaction, completed or failed, and then its offset is committed.
+     */
+    static Builder builder(TwoPhaseStore store, TwoPhaseHandler handler) {
+        requireClient();
+        return new Builder(store, handler);
     }
 
     /**
@@ -112,6 +125,10 @@ public interface KafkaInboxConsumer extends InboxConsumer {
 
         private Builder(Inbox inbox, DataSource dataSource, Handler handler) {
             super(inbox, dataSource, handler);
+        }
+
+        private Builder(TwoPhaseStore store, TwoPhaseHandler handler) {
+            super(store, handler);
         }
 
         @Override
@@ -230,7 +247,8 @@ public interface KafkaInboxConsumer extends InboxConsumer {
         /**
          * A consumer ready to {@link InboxConsumer#start()}. Creates no connection yet.
          *
-         * @throws ConfigException if bootstrap servers or topics are missing
+         * @throws ConfigException if bootstrap servers or topics are missing, or {@code batchSize}
+         *     exceeds {@code max.poll.records}
          */
         public KafkaInboxConsumer build() {
             if (!consumerProperties.containsKey(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)) {
@@ -239,8 +257,22 @@ public interface KafkaInboxConsumer extends InboxConsumer {
             if (topics.isEmpty()) {
                 throw new ConfigException("topics must be set");
             }
+            Map<String, Object> consumerConfig = consumerConfig();
+            Object maxPollRecords = consumerConfig.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
+            int maxPoll;
+            try {
+                maxPoll = Integer.parseInt(String.valueOf(maxPollRecords).trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigException("consumer property max.poll.records must be a whole number, but was "
+                        + Texts.quote(String.valueOf(maxPollRecords)));
+            }
+            if (batchSize() > maxPoll) {
+                throw new ConfigException("batchSize " + batchSize() + " exceeds max.poll.records " + maxPoll
+                        + ": a batch is taken from one poll and could never fill; set the consumer property "
+                        + "max.poll.records to at least " + batchSize() + " or lower batchSize");
+            }
             return new KafkaRunner(processor(), List.copyOf(new ArrayList<>(topics)), deadLetterTopic, pollTimeout,
-                    consumerConfig(), producerConfig());
+                    consumerConfig, producerConfig());
         }
 
         private Map<String, Object> consumerConfig() {
@@ -278,5 +310,11 @@ public interface KafkaInboxConsumer extends InboxConsumer {
                     org.apache.kafka.common.serialization.ByteArraySerializer.class);
             return config;
         }
+    }
+
+    /** Refuses to go on without the broker client, naming the artifact to add. */
+    private static void requireClient() {
+        OptionalDependency.require("org.apache.kafka.clients.consumer.KafkaConsumer", "org.apache.kafka:kafka-clients",
+                "KafkaInboxConsumer");
     }
 }

@@ -8,6 +8,7 @@ import io.txbox.inbox.consumer.internal.DeliveryProcessor;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -67,7 +68,6 @@ final class KafkaRunner implements KafkaInboxConsumer {
     // the offset committed on revocation.
     private final Set<TopicPartition> revokedInBatch = new HashSet<>();
     private long lastPollNanos;
-    private int deadLetterFailures;
 
 
     KafkaRunner(DeliveryProcessor processor, List<String> topics, @Nullable String deadLetterTopic,
@@ -171,7 +171,8 @@ final class KafkaRunner implements KafkaInboxConsumer {
                 if (pausedUntil.containsKey(tp)) {
                     continue; // paused while this batch was fetched; the seek brings the records back
                 }
-                for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
+                List<ConsumerRecord<byte[], byte[]>> list = records.records(tp);
+                for (int from = 0; from < list.size(); ) {
                     if (stopping || abandoned) {
                         break partitions; // the rest stays uncommitted and is redelivered
                     }
@@ -179,9 +180,13 @@ final class KafkaRunner implements KafkaInboxConsumer {
                     if (revokedInBatch.contains(tp)) {
                         break; // no longer ours: the new owner starts at the committed offset
                     }
-                    if (!handle(consumer, producer, tp, record)) {
+                    List<ConsumerRecord<byte[], byte[]>> batch =
+                            list.subList(from, Math.min(list.size(), from + processor.batchSize()));
+                    int done = handle(consumer, producer, tp, batch);
+                    if (done < batch.size()) {
                         break;
                     }
+                    from += done;
                 }
             }
             if (!abandoned) {
@@ -190,25 +195,37 @@ final class KafkaRunner implements KafkaInboxConsumer {
         }
     }
 
-    /** Runs one record; {@code false} when its partition was paused for a retry. */
-    private boolean handle(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
-            TopicPartition tp, ConsumerRecord<byte[], byte[]> record) {
-        Delivery delivery = toDelivery(record);
-        Decision decision = processor.process(delivery);
+    /**
+     * Runs a batch of one partition's records (one record unless batching); returns how many
+     * are done, fewer than the batch when the partition was paused for a retry.
+     */
+    private int handle(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
+            TopicPartition tp, List<ConsumerRecord<byte[], byte[]>> batch) {
+        List<Delivery> deliveries = new ArrayList<>(batch.size());
+        for (ConsumerRecord<byte[], byte[]> record : batch) {
+            deliveries.add(toDelivery(record));
+        }
+        List<Decision> decisions = processor.processBatch(deliveries);
+        for (int i = 0; i < decisions.size(); i++) {
+            if (!apply(consumer, producer, tp, batch.get(i), deliveries.get(i), decisions.get(i))) {
+                return i;
+            }
+        }
+        return decisions.size();
+    }
+
+    /** Carries out one record's decision; {@code false} when its partition was paused for a retry. */
+    private boolean apply(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
+            TopicPartition tp, ConsumerRecord<byte[], byte[]> record, Delivery delivery, Decision decision) {
         if (decision instanceof Decision.Retry retry) {
             retryLater(consumer, tp, record.offset(), retry.delay());
             return false;
         }
         if (decision instanceof Decision.DeadLetter dead) {
             try {
-                deadLetter(producer, record, dead.reason());
-                deadLetterFailures = 0;
+                processor.deadLettered(delivery, deadLetter(producer, record, dead.reason()), dead.reason());
             } catch (RuntimeException e) {
-                Duration delay = processor.retryDelay(++deadLetterFailures);
-                log.warn("[{}] {}: dead-letter produce failed, retry in {}: {}", consumer(), delivery.coordinates(),
-                        delay, e.toString());
-                listener.onError(consumer(), e);
-                retryLater(consumer, tp, record.offset(), delay);
+                retryLater(consumer, tp, record.offset(), processor.deadLetterFailed(delivery, e));
                 return false;
             }
         }
@@ -216,7 +233,8 @@ final class KafkaRunner implements KafkaInboxConsumer {
         return true;
     }
 
-    private void deadLetter(KafkaProducer<byte[], byte[]> producer, ConsumerRecord<byte[], byte[]> record,
+    /** Produces the dead letter and waits for the broker's acknowledgement; returns the topic. */
+    private String deadLetter(KafkaProducer<byte[], byte[]> producer, ConsumerRecord<byte[], byte[]> record,
             String reason) {
         String topic = deadLetterTopic != null ? deadLetterTopic
                 : record.topic() + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX;
@@ -237,8 +255,7 @@ final class KafkaRunner implements KafkaInboxConsumer {
             log.warn("[{}] {}: payload of {} bytes too large for {}; dead letter carries headers and reason only",
                     consumer(), coordinates(record), size, topic);
         }
-        log.info("[{}] {}: dead-lettered to {}", consumer(), coordinates(record), topic);
-        listener.onDeadLetter(consumer(), reason);
+        return topic;
     }
 
     /** Synchronous: the offset may only be committed once the dead letter is safely stored. */

@@ -5,9 +5,11 @@ import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
+import io.txbox.inbox.TwoPhaseStore;
 import io.txbox.inbox.consumer.ConsumerBuilder;
 import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.InboxConsumer;
+import io.txbox.inbox.consumer.TwoPhaseHandler;
 import io.txbox.internal.Args;
 import io.txbox.internal.OptionalDependency;
 import javax.sql.DataSource;
@@ -47,6 +49,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>The connection recovers by itself (the amqp-client's automatic recovery, which must be
  *       enabled on the factory, as it is by default); consumers and the prefetch are restored.
  *       Messages unacked at the time of the loss are redelivered by the broker.
+ *   <li>With {@link ConsumerBuilder#batchSize} above 1, each channel hands its deliveries to a
+ *       worker thread ({@code txbox-rabbit-<consumer>-batch-<n>}) that runs the ones waiting, up
+ *       to the batch size, in one transaction, then acks each; the prefetch must be at least the
+ *       batch size.
  *   <li>The handler sees the message's AMQP headers as text (trace context included) and the
  *       broker's redelivered flag.
  * </ul>
@@ -71,9 +77,17 @@ public interface RabbitInboxConsumer extends InboxConsumer {
      * a transaction on {@code dataSource}, recorded in {@code inbox}.
      */
     static Builder builder(Inbox inbox, DataSource dataSource, Handler handler) {
-        OptionalDependency.require("com.rabbitmq.client.ConnectionFactory", "com.rabbitmq:amqp-client",
-                "RabbitInboxConsumer");
+        requireClient();
         return new Builder(inbox, dataSource, handler);
+    }
+
+    /**
+     * A builder for a two-phase consumer ({@link TwoPhaseHandler}): each message is claimed in
+     * {@code store}, handled outside any transaction, completed or failed, and then it is acked.
+     */
+    static Builder builder(TwoPhaseStore store, TwoPhaseHandler handler) {
+        requireClient();
+        return new Builder(store, handler);
     }
 
     /**
@@ -90,6 +104,10 @@ public interface RabbitInboxConsumer extends InboxConsumer {
 
         private Builder(Inbox inbox, DataSource dataSource, Handler handler) {
             super(inbox, dataSource, handler);
+        }
+
+        private Builder(TwoPhaseStore store, TwoPhaseHandler handler) {
+            super(store, handler);
         }
 
         @Override
@@ -176,7 +194,8 @@ public interface RabbitInboxConsumer extends InboxConsumer {
         /**
          * A consumer ready to {@link InboxConsumer#start()}. Creates no connection yet.
          *
-         * @throws ConfigException if the connection factory or queue is missing
+         * @throws ConfigException if the connection factory or queue is missing, or
+         *     {@code batchSize} exceeds the prefetch
          */
         public RabbitInboxConsumer build() {
             if (connectionFactory == null) {
@@ -185,8 +204,19 @@ public interface RabbitInboxConsumer extends InboxConsumer {
             if (queue == null) {
                 throw new ConfigException("queue must be set");
             }
+            if (batchSize() > prefetch) {
+                throw new ConfigException("batchSize " + batchSize() + " exceeds prefetch " + prefetch
+                        + ": a batch is taken from one channel's prefetched messages and could never fill; "
+                        + "raise prefetch to at least " + batchSize() + " or lower batchSize");
+            }
             return new RabbitRunner(processor(), connectionFactory, queue, prefetch, concurrency, deadLetterExchange,
                     declareDeadLetterTopology);
         }
+    }
+
+    /** Refuses to go on without the broker client, naming the artifact to add. */
+    private static void requireClient() {
+        OptionalDependency.require("com.rabbitmq.client.ConnectionFactory", "com.rabbitmq:amqp-client",
+                "RabbitInboxConsumer");
     }
 }

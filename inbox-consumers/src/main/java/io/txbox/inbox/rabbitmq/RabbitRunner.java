@@ -24,7 +24,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -43,6 +45,8 @@ import org.slf4j.LoggerFactory;
 final class RabbitRunner implements RabbitInboxConsumer {
     private static final Logger log = LoggerFactory.getLogger(RabbitRunner.class);
     private static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(30);
+    /** How often an idle batch worker looks up from its queue. */
+    private static final Duration WORKER_POLL = Duration.ofMillis(200);
 
     private final DeliveryProcessor processor;
     private final ConsumerListener listener;
@@ -60,13 +64,14 @@ final class RabbitRunner implements RabbitInboxConsumer {
     private volatile boolean running;
     private @Nullable Connection connection;
     private @Nullable ExecutorService executor;
+    /** One batch worker per channel when batching, else {@code null}. */
+    private @Nullable ExecutorService workers;
     private @Nullable ScheduledThreadPoolExecutor scheduler;
     private final List<ConsumerChannel> consumers = new ArrayList<>();
 
     private final Object publishLock = new Object();
     private @Nullable Channel publishChannel;
     private volatile boolean returned;
-    private final AtomicInteger deadLetterFailures = new AtomicInteger();
 
 
     RabbitRunner(DeliveryProcessor processor, ConnectionFactory factory, String queue, int prefetch,
@@ -99,6 +104,9 @@ final class RabbitRunner implements RabbitInboxConsumer {
                     + "-retry-"));
             s.setRemoveOnCancelPolicy(true);
             scheduler = s;
+            if (processor.batchSize() > 1) {
+                workers = Executors.newFixedThreadPool(concurrency, threads("txbox-rabbit-" + consumer() + "-batch-"));
+            }
             try {
                 Connection c = factory.newConnection(executor, "txbox-" + consumer());
                 connection = c;
@@ -129,7 +137,13 @@ final class RabbitRunner implements RabbitInboxConsumer {
                 for (int i = 0; i < concurrency; i++) {
                     Channel ch = c.createChannel();
                     ch.basicQos(prefetch);
-                    ConsumerChannel consumer = new ConsumerChannel(ch);
+                    BlockingQueue<Received> waiting = null;
+                    if (workers != null) {
+                        BlockingQueue<Received> q = new LinkedBlockingQueue<>();
+                        waiting = q;
+                        workers.execute(() -> drain(ch, q));
+                    }
+                    ConsumerChannel consumer = new ConsumerChannel(ch, waiting);
                     consumer.tag = ch.basicConsume(queue, false, "txbox-" + consumer() + "-" + i, consumer);
                     consumers.add(consumer);
                 }
@@ -194,6 +208,10 @@ final class RabbitRunner implements RabbitInboxConsumer {
                 pendingNack.run();
             }
         }
+        ExecutorService w = workers;
+        if (w != null) {
+            w.shutdownNow();
+        }
         Connection c = connection;
         if (c != null && c.isOpen()) {
             try {
@@ -228,46 +246,87 @@ final class RabbitRunner implements RabbitInboxConsumer {
         listener.onError(consumer(), cause);
     }
 
-    private void handle(Channel channel, long tag, Envelope envelope, AMQP.BasicProperties props, byte[] body) {
+    private void handle(ConsumerChannel consumer, Received received) {
         synchronized (lock) {
             if (closing) {
                 // Arrived after close began: give it back untouched.
-                nack(channel, tag, "queue " + queue + " #" + tag);
+                nack(consumer.channel, received.tag(), "queue " + queue + " #" + received.tag());
                 return;
             }
             inFlight++;
         }
+        BlockingQueue<Received> waiting = consumer.waiting;
+        if (waiting == null) {
+            run(consumer.channel, List.of(received));
+        } else {
+            waiting.add(received); // the channel's batch worker takes it from here
+        }
+    }
+
+    /**
+     * A channel's batch worker: takes what its channel has delivered, up to the batch size,
+     * without waiting for more, and runs it as one batch.
+     */
+    private void drain(Channel channel, BlockingQueue<Received> waiting) {
+        List<Received> batch = new ArrayList<>(processor.batchSize());
         try {
-            Delivery delivery = toDelivery(tag, envelope, props, body);
-            Decision decision = processor.process(delivery);
-            if (decision instanceof Decision.Ack) {
-                ack(channel, tag, delivery.coordinates());
-            } else if (decision instanceof Decision.Retry retry) {
-                nackLater(channel, tag, delivery.coordinates(), retry.delay());
-            } else if (decision instanceof Decision.DeadLetter dead) {
-                try {
-                    deadLetter(envelope, props, body, dead.reason());
-                    deadLetterFailures.set(0);
-                    log.info("[{}] {}: dead-lettered to exchange {}", consumer(), delivery.coordinates(),
-                            deadLetterExchange);
-                    listener.onDeadLetter(consumer(), dead.reason());
-                    ack(channel, tag, delivery.coordinates());
-                } catch (IOException | TimeoutException | InterruptedException | RuntimeException e) {
-                    if (e instanceof InterruptedException) {
-                        Thread.currentThread().interrupt();
-                    }
-                    Duration delay = processor.retryDelay(deadLetterFailures.incrementAndGet());
-                    log.warn("[{}] {}: dead-letter publish failed, retry in {}: {}", consumer(),
-                            delivery.coordinates(), delay, e.toString());
-                    listener.onError(consumer(), e);
-                    nackLater(channel, tag, delivery.coordinates(), delay);
+            while (!Thread.currentThread().isInterrupted()) {
+                Received first = waiting.poll(WORKER_POLL.toMillis(), TimeUnit.MILLISECONDS);
+                if (first == null) {
+                    continue;
                 }
+                batch.add(first);
+                waiting.drainTo(batch, processor.batchSize() - 1);
+                run(channel, batch);
+                batch.clear();
+            }
+        } catch (InterruptedException e) {
+            // Shutting down: whatever is still waiting is unacked and the broker requeues it.
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Runs deliveries of one channel and acks, nacks or dead-letters each after the commit. */
+    private void run(Channel channel, List<Received> received) {
+        int done = 0;
+        try {
+            while (done < received.size()) {
+                List<Received> rest = received.subList(done, received.size());
+                List<Delivery> deliveries = new ArrayList<>(rest.size());
+                for (Received r : rest) {
+                    deliveries.add(toDelivery(r));
+                }
+                List<Decision> decisions = processor.processBatch(deliveries);
+                for (int i = 0; i < decisions.size(); i++) {
+                    apply(channel, rest.get(i), deliveries.get(i), decisions.get(i));
+                }
+                done += decisions.size();
             }
         } finally {
             synchronized (lock) {
-                inFlight--;
+                inFlight -= received.size();
                 lock.notifyAll();
             }
+        }
+    }
+
+    private void apply(Channel channel, Received r, Delivery delivery, Decision decision) {
+        if (decision instanceof Decision.Ack) {
+            ack(channel, r.tag(), delivery.coordinates());
+        } else if (decision instanceof Decision.Retry retry) {
+            nackLater(channel, r.tag(), delivery.coordinates(), retry.delay());
+        } else if (decision instanceof Decision.DeadLetter dead) {
+            try {
+                deadLetter(r.envelope(), r.props(), r.body(), dead.reason());
+            } catch (IOException | TimeoutException | InterruptedException | RuntimeException e) {
+                if (e instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
+                nackLater(channel, r.tag(), delivery.coordinates(), processor.deadLetterFailed(delivery, e));
+                return;
+            }
+            processor.deadLettered(delivery, "exchange " + deadLetterExchange, dead.reason());
+            ack(channel, r.tag(), delivery.coordinates());
         }
     }
 
@@ -332,11 +391,11 @@ final class RabbitRunner implements RabbitInboxConsumer {
         }
     }
 
-    private Delivery toDelivery(long tag, Envelope envelope, AMQP.BasicProperties props, byte[] body) {
+    private Delivery toDelivery(Received r) {
         Map<String, String> headers = new LinkedHashMap<>();
         byte[] key = null;
-        if (props.getHeaders() != null) {
-            for (Map.Entry<String, Object> h : props.getHeaders().entrySet()) {
+        if (r.props().getHeaders() != null) {
+            for (Map.Entry<String, Object> h : r.props().getHeaders().entrySet()) {
                 byte[] value = bytes(h.getValue());
                 if (value == null) {
                     continue;
@@ -347,8 +406,8 @@ final class RabbitRunner implements RabbitInboxConsumer {
                 }
             }
         }
-        String coordinates = "queue " + queue + " #" + tag;
-        return new Delivery(coordinates, null, key, body, headers, envelope.isRedeliver());
+        String coordinates = "queue " + queue + " #" + r.tag();
+        return new Delivery(coordinates, null, key, r.body(), headers, r.envelope().isRedeliver());
     }
 
     /** A header value as bytes; tables and arrays have no text form and are left out. */
@@ -374,20 +433,26 @@ final class RabbitRunner implements RabbitInboxConsumer {
         };
     }
 
+    /** One delivery as the client handed it over. */
+    private record Received(long tag, Envelope envelope, AMQP.BasicProperties props, byte[] body) {}
+
     /** One consuming channel. */
     private final class ConsumerChannel extends DefaultConsumer {
         final Channel channel;
         volatile @Nullable String tag;
+        /** Deliveries waiting for the channel's batch worker; {@code null} unless batching. */
+        final @Nullable BlockingQueue<Received> waiting;
 
-        ConsumerChannel(Channel channel) {
+        ConsumerChannel(Channel channel, @Nullable BlockingQueue<Received> waiting) {
             super(channel);
             this.channel = channel;
+            this.waiting = waiting;
         }
 
         @Override
         public void handleDelivery(String consumerTag, Envelope envelope, AMQP.BasicProperties properties,
                 byte[] body) {
-            handle(channel, envelope.getDeliveryTag(), envelope, properties, body);
+            handle(this, new Received(envelope.getDeliveryTag(), envelope, properties, body));
         }
 
         @Override

@@ -34,6 +34,21 @@ public final class Effects {
         };
     }
 
+    /**
+     * A handler that runs {@code delegate} and adds the id of the database transaction it ran
+     * in to {@code transactions}: fewer ids than messages means messages shared transactions.
+     */
+    public static Handler recordingTransactions(java.util.Set<Long> transactions, Handler delegate) {
+        return (tx, m) -> {
+            byte[] result = delegate.handle(tx, m);
+            try (Statement s = tx.createStatement(); ResultSet rs = s.executeQuery("select txid_current()")) {
+                rs.next();
+                transactions.add(rs.getLong(1));
+            }
+            return result;
+        };
+    }
+
     public void insert(Connection tx, String consumer, String key, boolean redelivered, String traceparent,
             byte[] payload) throws SQLException {
         try (PreparedStatement ps = tx.prepareStatement("insert into " + table + " values (?, ?, ?, ?, ?)")) {

@@ -16,6 +16,7 @@ import io.txbox.inbox.consumer.internal.Decision;
 import io.txbox.inbox.consumer.internal.Delivery;
 import io.txbox.inbox.consumer.internal.DeliveryProcessor;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
+import io.txbox.inbox.micrometer.MicrometerConsumerListener;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
 import io.txbox.internal.Backoff;
 import io.txbox.testkit.NullArguments;
@@ -228,6 +229,9 @@ class EntryPointNullArgumentsTest {
         }
         if (type == ConnectionFactory.class) {
             return new ConnectionFactory();
+        }
+        if (type == Exception.class || type == Throwable.class) {
+            return new IllegalStateException("sample");
         }
         if (type == MeterRegistry.class) {
             return new SimpleMeterRegistry();

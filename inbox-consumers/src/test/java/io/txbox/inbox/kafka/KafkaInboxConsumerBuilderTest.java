@@ -86,4 +86,31 @@ class KafkaInboxConsumerBuilderTest {
         consumer.close(); // closing an unstarted consumer is allowed
         assertThat(ConsumerBuilder.DEFAULT_KEY_HEADER).isEqualTo("idempotency-key");
     }
+
+    @Test
+    void batchSize_negative_refusedNamingValue() {
+        assertThatThrownBy(() -> builder().batchSize(-3))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("batchSize").hasMessageContaining("-3");
+    }
+
+    @Test
+    void build_batchSizeAboveMaxPollRecords_refusedSayingWhatToRaise() {
+        assertThatThrownBy(() -> builder().bootstrapServers("localhost:9092").topics("t").batchSize(500).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("batchSize 500 exceeds max.poll.records 100")
+                .hasMessageContaining("max.poll.records to at least 500");
+    }
+
+    @Test
+    void build_batchSizeWithinRaisedMaxPollRecords_accepted() {
+        assertThat(builder().bootstrapServers("localhost:9092").topics("t").batchSize(500)
+                .consumerProperty("max.poll.records", "500").build().isRunning()).isFalse();
+    }
+
+    @Test
+    void build_twoPhaseStoreWithBatchSize_refusedNamingValue() {
+        assertThatThrownBy(() -> KafkaInboxConsumer.builder(inbox.twoPhase(NO_DATABASE), m -> null)
+                        .bootstrapServers("localhost:9092").topics("t").batchSize(10).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("batchSize must be 1")
+                .hasMessageContaining("TwoPhaseStore").hasMessageContaining("10");
+    }
 }

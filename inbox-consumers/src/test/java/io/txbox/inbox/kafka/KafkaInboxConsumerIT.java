@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,6 +45,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The Kafka consumer against a real broker and a real PostgreSQL. */
 class KafkaInboxConsumerIT {
@@ -159,23 +162,29 @@ class KafkaInboxConsumerIT {
         return headers;
     }
 
-    @Test
-    void kafka_poisonRecord_deadLetteredWithReasonWhileOthersProcessed() {
-        String topic = topic("poison");
-        String name = "kafka-poison";
-        Handler handler = (tx, m) -> {
+    /**
+     * In batch mode the records sent before the consumer starts share transactions, and the
+     * poison record's failures roll back only its own attempt.
+     */
+    @ParameterizedTest(name = "batchSize {0}")
+    @ValueSource(ints = {1, 50})
+    void kafka_poisonRecord_deadLetteredWithReasonWhileOthersProcessed(int batchSize) {
+        String topic = topic("poison-b" + batchSize);
+        String name = "kafka-poison-b" + batchSize;
+        Set<Long> transactions = ConcurrentHashMap.newKeySet();
+        Handler handler = Effects.recordingTransactions(transactions, (tx, m) -> {
             if (m.key().equals("poison")) {
                 throw new IllegalStateException("cannot parse order");
             }
             return effects.recorder(name).handle(tx, m);
-        };
+        });
         CountingListener listener = new CountingListener();
-        start(builder(name, topic, handler).listener(listener).build());
 
         send(topic, "poison", "garbage", Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
         for (int i = 0; i < 20; i++) {
             send(topic, "ok-" + i, "fine", Map.of());
         }
+        start(builder(name, topic, handler).listener(listener).batchSize(batchSize).build());
 
         List<ConsumerRecord<byte[], byte[]>> dead = readAll(topic + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX, 1);
         await().atMost(WAIT).until(() -> effects.total(name) == 20);
@@ -192,6 +201,11 @@ class KafkaInboxConsumerIT {
         assertThat(headers.get(DeadLetterHeaders.REASON)).contains("dead after 3 attempts").contains("cannot parse order");
         assertThat(effects.countsByKey(name)).hasSize(20).allSatisfy((k, n) -> assertThat(n).isEqualTo(1));
         assertThat(listener.retries).hasSize(2);
+        if (batchSize == 1) {
+            assertThat(transactions).as("one transaction per record").hasSize(20);
+        } else {
+            assertThat(transactions).as("records sharing transactions").hasSizeLessThan(20);
+        }
     }
 
     @Test
@@ -245,10 +259,11 @@ class KafkaInboxConsumerIT {
                 .containsEntry("tracestate", "vendor=1").containsEntry("idempotency-key", "h-1");
     }
 
-    @Test
-    void kafka_rebalanceBetweenTwoConsumers_noLossNoDoubleApply() {
-        String topic = topic("rebalance");
-        String name = "kafka-rebalance";
+    @ParameterizedTest(name = "batchSize {0}")
+    @ValueSource(ints = {1, 25})
+    void kafka_rebalanceBetweenTwoConsumers_noLossNoDoubleApply(int batchSize) {
+        String topic = topic("rebalance-b" + batchSize);
+        String name = "kafka-rebalance-b" + batchSize;
         Handler slow = (tx, m) -> {
             try (Statement s = tx.createStatement()) {
                 s.execute("select pg_sleep(0.003)"); // some work, so rebalances overlap with processing
@@ -257,13 +272,13 @@ class KafkaInboxConsumerIT {
         };
         CountingListener a = new CountingListener();
         CountingListener b = new CountingListener();
-        KafkaInboxConsumer first = start(builder(name, topic, slow).listener(a).build());
+        KafkaInboxConsumer first = start(builder(name, topic, slow).listener(a).batchSize(batchSize).build());
 
         for (int i = 0; i < 150; i++) {
             send(topic, "k-" + i, "p" + i, Map.of());
         }
         await().atMost(WAIT).until(() -> effects.total(name) >= 20);
-        start(builder(name, topic, slow).listener(b).build()); // rebalance
+        start(builder(name, topic, slow).listener(b).batchSize(batchSize).build()); // rebalance
         // Until the second consumer owns partitions, the first may drain every record there is:
         // send the next ones only then, to every partition, so the second has work whatever
         // it was given.
@@ -387,5 +402,39 @@ class KafkaInboxConsumerIT {
         broken.set(false);
         await().atMost(WAIT).until(() -> effects.total(name) == 31);
         assertThat(effects.countsByKey(name)).allSatisfy((k, n) -> assertThat(n).isEqualTo(1));
+    }
+
+    /**
+     * A consumer on the database inbox's two-phase store: the work runs outside any transaction,
+     * once per key (a duplicate record is skipped), a failing attempt is failed in the store and
+     * retried, and every offset is committed once the claims are completed.
+     */
+    @Test
+    void kafka_twoPhaseStore_workRunsOncePerKeyAndAFailedAttemptIsRetried() {
+        String topic = topic("two-phase");
+        String name = "kafka-two-phase";
+        Map<String, java.util.concurrent.atomic.AtomicInteger> runs = new ConcurrentHashMap<>();
+        AtomicBoolean failOnce = new AtomicBoolean(true);
+        CountingListener listener = new CountingListener();
+        start(KafkaInboxConsumer.builder(inbox(name).twoPhase(PG.dataSource()), m -> {
+                    if (m.key().equals("flaky") && failOnce.getAndSet(false)) {
+                        throw new IllegalStateException("gateway timeout");
+                    }
+                    runs.computeIfAbsent(m.key(), k -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+                    return null;
+                })
+                .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).backoff(FAST_INITIAL, FAST_MAX)
+                .pollTimeout(Duration.ofMillis(100)).listener(listener).build());
+
+        send(topic, 0, "flaky", "x", Map.of());
+        for (int i = 0; i < 10; i++) {
+            send(topic, i % 4, "t-" + i, "x", Map.of());
+            send(topic, i % 4, "t-" + i, "x", Map.of()); // the same message again
+        }
+
+        await().atMost(WAIT).until(() -> listener.count(Outcome.Status.DUPLICATE) == 10 && runs.size() == 11);
+        assertThat(runs).allSatisfy((k, n) -> assertThat(n.get()).as(k).isEqualTo(1));
+        assertThat(listener.retries).hasSize(1);
+        assertThat(listener.count(Outcome.Status.PROCESSED)).isEqualTo(11);
     }
 }

@@ -54,4 +54,24 @@ class RabbitInboxConsumerBuilderTest {
         assertThatThrownBy(() -> RabbitInboxConsumer.builder(inbox, NO_DATABASE, null))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("handler");
     }
+
+    @Test
+    void batchSize_zero_refusedNamingValue() {
+        assertThatThrownBy(() -> builder().batchSize(0))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("batchSize").hasMessageContaining("0");
+    }
+
+    @Test
+    void batchSize_aboveMaximum_refusedNamingValue() {
+        assertThatThrownBy(() -> builder().batchSize(1001))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("batchSize").hasMessageContaining("1001");
+    }
+
+    @Test
+    void build_batchSizeAbovePrefetch_refusedSayingWhatToRaise() {
+        assertThatThrownBy(() -> builder().connectionFactory(new ConnectionFactory()).queue("q").prefetch(20)
+                        .batchSize(50).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("batchSize 50 exceeds prefetch 20")
+                .hasMessageContaining("raise prefetch");
+    }
 }

@@ -26,7 +26,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
@@ -34,6 +36,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The RabbitMQ consumer against a real broker and a real PostgreSQL. */
 class RabbitInboxConsumerIT {
@@ -125,22 +129,28 @@ class RabbitInboxConsumerIT {
         return v == null ? null : v.toString();
     }
 
-    @Test
-    void rabbit_poisonMessage_deadLetteredWithReasonWhileOthersProcessed() throws Exception {
+    /**
+     * In batch mode the messages queued before the consumer starts share transactions, and the
+     * poison message's failures roll back only its own attempt.
+     */
+    @ParameterizedTest(name = "batchSize {0}")
+    @ValueSource(ints = {1, 10})
+    void rabbit_poisonMessage_deadLetteredWithReasonWhileOthersProcessed(int batchSize) throws Exception {
         String queue = queue("poison");
         String name = consumerName("poison");
-        Handler handler = (tx, m) -> {
+        Set<Long> transactions = ConcurrentHashMap.newKeySet();
+        Handler handler = Effects.recordingTransactions(transactions, (tx, m) -> {
             if (m.key().equals("poison")) {
                 throw new IllegalStateException("cannot parse order");
             }
             return effects.recorder(name).handle(tx, m);
-        };
-        start(builder(name, queue, handler).build());
+        });
 
         send(queue, "poison", "garbage", Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
         for (int i = 0; i < 20; i++) {
             send(queue, "ok-" + i, "fine", Map.of());
         }
+        start(builder(name, queue, handler).batchSize(batchSize).build());
 
         List<GetResponse> dead = deadLetters(queue, 1);
         await().atMost(WAIT).until(() -> effects.total(name) == 20);
@@ -156,6 +166,11 @@ class RabbitInboxConsumerIT {
         assertThat(header(letter, "traceparent")).isEqualTo("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
         assertThat(effects.countsByKey(name)).hasSize(20).allSatisfy((k, n) -> assertThat(n).isEqualTo(1));
         await().atMost(WAIT).until(() -> channel.messageCount(queue) == 0);
+        if (batchSize == 1) {
+            assertThat(transactions).as("one transaction per message").hasSize(20);
+        } else {
+            assertThat(transactions).as("messages sharing transactions").hasSizeLessThan(20);
+        }
     }
 
     @Test

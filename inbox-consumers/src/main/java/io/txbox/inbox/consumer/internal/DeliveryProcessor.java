@@ -9,12 +9,21 @@ import io.txbox.inbox.Outcome;
 import io.txbox.inbox.consumer.ConsumerBuilder;
 import io.txbox.inbox.consumer.ConsumerListener;
 import io.txbox.inbox.consumer.KeyPolicy;
+import io.txbox.inbox.consumer.TwoPhaseHandler;
 import io.txbox.internal.Args;
 import io.txbox.internal.Backoff;
 import io.txbox.internal.KeyRules;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.sql.Connection;
+import java.sql.SQLException;
+import io.txbox.inbox.Receipt;
+import io.txbox.inbox.Claim;
+import io.txbox.inbox.KeyReuseException;
+import io.txbox.inbox.TwoPhaseStore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
@@ -25,7 +34,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The broker-neutral heart of a consumer: resolves the idempotency key of a {@link Delivery}
  * under the {@link KeyPolicy}, runs {@link Inbox#process} (inbox entry, handler, result, commit:
- * one database transaction) and says what the adapter must do next. Thread-safe.
+ * one database transaction), or for a two-phase consumer claims it in its
+ * {@link TwoPhaseStore}, runs the {@link TwoPhaseHandler} and completes (or fails) the claim, and
+ * says what the adapter must do next. Thread-safe.
  *
  * <ul>
  *   <li>PROCESSED, DUPLICATE: {@link Decision.Ack}.
@@ -35,8 +46,9 @@ import org.slf4j.LoggerFactory;
  *       malformed key under {@link KeyPolicy#DEAD_LETTER}, a payload the inbox refuses:
  *       {@link Decision.DeadLetter} with the reason.
  *   <li>The database itself failing (unreachable, a conflict that outlived the transaction
- *       retries): {@link Decision.Retry}, with a backoff that grows while such errors follow
- *       each other. Nothing was recorded, so nothing is lost.
+ *       retries), or the two-phase store failing or reporting a lost lease: {@link Decision.Retry},
+ *       with a backoff that grows while such errors follow each other. Nothing was completed, so
+ *       nothing is lost.
  * </ul>
  *
  * <p>Obtain one from {@link ConsumerBuilder#processor()}.
@@ -44,29 +56,40 @@ import org.slf4j.LoggerFactory;
 public final class DeliveryProcessor {
     private static final Logger log = LoggerFactory.getLogger(DeliveryProcessor.class);
 
-    private final Inbox inbox;
-    private final DataSource dataSource;
-    private final Handler handler;
+    private final String consumer;
+    // One of the two modes: an inbox with a DataSource and a handler in its transaction, or a
+    // two-phase store and a handler outside any transaction.
+    private final @Nullable Inbox inbox;
+    private final @Nullable DataSource dataSource;
+    private final @Nullable Handler handler;
+    private final @Nullable TwoPhaseStore store;
+    private final @Nullable TwoPhaseHandler twoPhaseHandler;
     private final String keyHeader;
     private final KeyPolicy keyPolicy;
     private final Backoff backoff;
     private final ConsumerListener listener;
     private final Clock clock;
     private final Duration shutdownTimeout;
+    private final int batchSize;
+    private final KeyLogs keyLogs;
     private final AtomicInteger consecutiveErrors = new AtomicInteger();
+    private final AtomicInteger deadLetterFailures = new AtomicInteger();
 
-    /** The options of a {@link ConsumerBuilder}, checked by it; none may be null. */
-    public DeliveryProcessor(Inbox inbox, DataSource dataSource, Handler handler, String keyHeader,
-            KeyPolicy keyPolicy, Backoff backoff, ConsumerListener listener, Clock clock, Duration shutdownTimeout) {
-        this.inbox = Args.notNull(inbox, "inbox");
-        this.dataSource = Args.notNull(dataSource, "dataSource");
-        this.handler = Args.notNull(handler, "handler");
-        this.keyHeader = Args.notNull(keyHeader, "keyHeader");
-        this.keyPolicy = Args.notNull(keyPolicy, "keyPolicy");
-        this.backoff = Args.notNull(backoff, "backoff");
-        this.listener = new GuardedListener(Args.notNull(listener, "listener"));
-        this.clock = Args.notNull(clock, "clock");
-        this.shutdownTimeout = Args.notNull(shutdownTimeout, "shutdownTimeout");
+    DeliveryProcessor(ConsumerOptions b) {
+        this.consumer = b.consumer();
+        this.inbox = b.inbox();
+        this.dataSource = b.dataSource();
+        this.store = b.store();
+        this.keyHeader = b.keyHeader();
+        this.keyPolicy = b.keyPolicy();
+        this.backoff = b.backoff();
+        this.listener = new GuardedListener(b.listener());
+        this.clock = b.clock();
+        this.shutdownTimeout = b.shutdownTimeout();
+        this.batchSize = b.batchSize();
+        this.keyLogs = new KeyLogs(b.hashKeysInLogs());
+        this.handler = b.handler() == null ? null : new MdcHandler(b.handler(), consumer, keyLogs);
+        this.twoPhaseHandler = b.twoPhaseHandler() == null ? null : new MdcHandler(b.twoPhaseHandler(), consumer, keyLogs);
     }
 
     /**
@@ -78,25 +101,22 @@ public final class DeliveryProcessor {
         Args.notNull(delivery, "delivery");
         String key = resolveKey(delivery);
         if (key == null) {
-            String reason = keyProblem(delivery);
-            log.warn("[{}] {}: dead-lettering, {}", consumer(), delivery.coordinates(), reason);
-            return new Decision.DeadLetter(reason);
+            return keyless(delivery);
         }
-        InboundMessage message = new InboundMessage(key, delivery.payload(), delivery.headers(), null,
-                delivery.redelivered());
+        InboundMessage message = message(delivery, key);
         Instant start = clock.instant();
         Outcome outcome;
         try {
-            outcome = inbox.process(dataSource, message, handler);
+            outcome = store != null ? underClaim(store, message) : inbox().process(database(), message, handler());
         } catch (InvalidInputException e) {
             log.warn("[{}] {} key {}: dead-lettering, refused by the inbox: {}", consumer(), delivery.coordinates(),
-                    Texts.quote(key), e.getMessage());
+                    logKey(key), e.getMessage());
             return new Decision.DeadLetter(String.valueOf(e.getMessage()));
         } catch (RuntimeException e) {
             // The database failed, not the message: nothing was recorded, so back off and retry.
             Duration delay = retryDelay(consecutiveErrors.incrementAndGet());
             log.warn("[{}] {} key {}: inbox transaction failed, retry in {}: {}", consumer(), delivery.coordinates(),
-                    Texts.quote(key), delay, e.toString());
+                    logKey(key), delay, e.toString());
             listener.onError(consumer(), e);
             listener.onRetry(consumer(), delay, e.toString());
             return new Decision.Retry(delay, e.toString());
@@ -106,37 +126,211 @@ public final class DeliveryProcessor {
         return decide(delivery, key, outcome);
     }
 
+    /**
+     * Runs deliveries in order, in one database transaction when the builder's
+     * {@code batchSize} is above 1 and all goes well, else one transaction per delivery (see
+     * {@link ConsumerBuilder#batchSize(int)}). Returns the decisions for a prefix of
+     * {@code deliveries}, in order: processing stops after the first {@link Decision.Retry}, and
+     * the deliveries after it were not run (deliver them again, after the retry, to keep their
+     * order). Never throws for a handler or database failure.
+     */
+    public List<Decision> processBatch(List<Delivery> deliveries) {
+        Args.notNull(deliveries, "deliveries");
+        for (int i = 0; i < deliveries.size(); i++) {
+            Args.notNull(deliveries.get(i), "deliveries[" + i + "]");
+        }
+        if (deliveries.size() > 1 && batchSize > 1 && store == null) {
+            List<Decision> decisions = inOneTransaction(deliveries);
+            if (decisions != null) {
+                return decisions;
+            }
+        }
+        List<Decision> decisions = new ArrayList<>(deliveries.size());
+        for (Delivery delivery : deliveries) {
+            Decision decision = process(delivery);
+            decisions.add(decision);
+            if (decision instanceof Decision.Retry) {
+                break;
+            }
+        }
+        return decisions;
+    }
+
+    /**
+     * The batch's one transaction; {@code null} when anything but a first delivery, a duplicate
+     * or a dead key came up, or the database failed: then nothing was committed.
+     */
+    private @Nullable List<Decision> inOneTransaction(List<Delivery> deliveries) {
+        int n = deliveries.size();
+        String[] keys = new String[n];
+        Outcome[] outcomes = new Outcome[n];
+        Instant start = clock.instant();
+        try (Connection c = database().getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            boolean committed = false;
+            try {
+                if (autoCommit) {
+                    c.setAutoCommit(false);
+                }
+                for (int i = 0; i < n; i++) {
+                    keys[i] = resolveKey(deliveries.get(i));
+                    if (keys[i] != null) {
+                        outcomes[i] = receiveAndHandle(c, message(deliveries.get(i), keys[i]));
+                        if (outcomes[i] == null) {
+                            log.debug("[{}] {}: key in flight elsewhere; the batch runs one delivery at a time",
+                                    consumer(), deliveries.get(i).coordinates());
+                            return null;
+                        }
+                    }
+                }
+                c.commit();
+                committed = true;
+            } finally {
+                if (!committed) {
+                    rollbackQuietly(c);
+                }
+                if (autoCommit) {
+                    c.setAutoCommit(true);
+                }
+            }
+        } catch (Exception e) {
+            log.debug("[{}] batch of {} rolled back, running it one delivery at a time: {}", consumer(), n,
+                    e.toString());
+            return null;
+        }
+        consecutiveErrors.set(0);
+        Duration each = Duration.between(start, clock.instant()).dividedBy(n);
+        List<Decision> decisions = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            if (keys[i] == null) {
+                decisions.add(keyless(deliveries.get(i)));
+            } else {
+                listener.onOutcome(consumer(), outcomes[i].status(), each);
+                decisions.add(decide(deliveries.get(i), keys[i], outcomes[i]));
+            }
+        }
+        return decisions;
+    }
+
+    /** One delivery inside the batch's transaction; {@code null} for a key in flight elsewhere. */
+    private @Nullable Outcome receiveAndHandle(Connection c, InboundMessage message) throws Exception {
+        Receipt receipt = inbox().receive(c, message);
+        switch (receipt.status()) {
+            case FIRST: {
+                byte[] result = handler().handle(c, message);
+                if (result != null) {
+                    inbox().storeResult(c, message, result);
+                }
+                return new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null);
+            }
+            case DUPLICATE:
+                return new Outcome(Outcome.Status.DUPLICATE, receipt.result(), receipt.attempts(), null, null);
+            case DEAD:
+                return new Outcome(Outcome.Status.DEAD, null, receipt.attempts(), receipt.reason(), null);
+            case IN_FLIGHT:
+            default:
+                return null;
+        }
+    }
+
+    /**
+     * Two-phase: claim, the handler, complete; a handler exception fails the claim (counted).
+     * A lost lease or an unreachable store throws, which retries the delivery.
+     */
+    private Outcome underClaim(TwoPhaseStore claims, InboundMessage message) {
+        Claim claim;
+        try {
+            claim = claims.claim(message);
+        } catch (KeyReuseException e) {
+            return new Outcome(Outcome.Status.KEY_REUSED, null, 0, e.getMessage(), null);
+        }
+        switch (claim.status()) {
+            case DUPLICATE:
+                return new Outcome(Outcome.Status.DUPLICATE, claim.result(), claim.fencingToken(), null, null);
+            case IN_FLIGHT:
+                return new Outcome(Outcome.Status.IN_FLIGHT, null, claim.fencingToken(), claim.reason(), null);
+            case DEAD:
+                return new Outcome(Outcome.Status.DEAD, null, claim.fencingToken(), claim.reason(), null);
+            case ACQUIRED:
+            default:
+                break;
+        }
+        byte[] result;
+        try {
+            result = java.util.Objects.requireNonNull(twoPhaseHandler).handle(message);
+        } catch (Exception e) {
+            return claims.fail(claim, e);
+        }
+        claims.complete(claim, result);
+        return new Outcome(Outcome.Status.PROCESSED, result, claim.fencingToken(), null, null);
+    }
+
+    private Inbox inbox() {
+        return java.util.Objects.requireNonNull(inbox, "database mode");
+    }
+
+    private DataSource database() {
+        return java.util.Objects.requireNonNull(dataSource, "database mode");
+    }
+
+    private Handler handler() {
+        return java.util.Objects.requireNonNull(handler, "database mode");
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            c.rollback();
+        } catch (SQLException e) {
+            // The connection is gone; the database has rolled back anyway.
+        }
+    }
+
+    private InboundMessage message(Delivery delivery, String key) {
+        return new InboundMessage(key, delivery.payload(), delivery.headers(), null, delivery.redelivered());
+    }
+
+    private Decision keyless(Delivery delivery) {
+        String reason = keyProblem(delivery);
+        log.warn("[{}] {}: dead-lettering, {}", consumer(), delivery.coordinates(), reason);
+        return new Decision.DeadLetter(reason);
+    }
+
+    /** The key as logs and the MDC show it: quoted, or hashed under {@code hashKeysInLogs}. */
+    private String logKey(String key) {
+        return keyLogs.show(key);
+    }
+
     private Decision decide(Delivery delivery, String key, Outcome outcome) {
         String reason = outcome.reason() == null ? outcome.status().toString() : outcome.reason();
         switch (outcome.status()) {
             case PROCESSED:
-                log.debug("[{}] {} key {}: processed", consumer(), delivery.coordinates(), Texts.quote(key));
+                log.debug("[{}] {} key {}: processed", consumer(), delivery.coordinates(), logKey(key));
                 return new Decision.Ack(outcome);
             case DUPLICATE:
-                log.debug("[{}] {} key {}: duplicate, skipped", consumer(), delivery.coordinates(), Texts.quote(key));
+                log.debug("[{}] {} key {}: duplicate, skipped", consumer(), delivery.coordinates(), logKey(key));
                 return new Decision.Ack(outcome);
             case FAILED: {
                 Duration delay = retryDelay(Math.max(1, outcome.attempts()));
                 log.warn("[{}] {} key {}: attempt {} failed, retry in {}: {}", consumer(), delivery.coordinates(),
-                        Texts.quote(key), outcome.attempts(), delay, reason);
+                        logKey(key), outcome.attempts(), delay, reason);
                 listener.onRetry(consumer(), delay, reason);
                 return new Decision.Retry(delay, reason);
             }
             case IN_FLIGHT: {
                 Duration delay = retryDelay(1);
                 log.info("[{}] {} key {}: in flight elsewhere, retry in {}", consumer(), delivery.coordinates(),
-                        Texts.quote(key), delay);
+                        logKey(key), delay);
                 listener.onRetry(consumer(), delay, reason);
                 return new Decision.Retry(delay, "in flight: " + reason);
             }
             case DEAD: {
                 String why = "dead after " + outcome.attempts() + " attempts: " + reason;
-                log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), Texts.quote(key), why);
+                log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), logKey(key), why);
                 return new Decision.DeadLetter(why);
             }
             case KEY_REUSED:
             default:
-                log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), Texts.quote(key),
+                log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), logKey(key),
                         reason);
                 return new Decision.DeadLetter(reason);
         }
@@ -176,9 +370,38 @@ public final class DeliveryProcessor {
         return "idempotency key header " + Texts.quote(keyHeader);
     }
 
+    /**
+     * Reports a dead letter the broker has stored (acknowledged or confirmed): logs it with its
+     * {@code destination} and tells the listener. The adapter acks the delivery or commits its
+     * offset next.
+     */
+    public void deadLettered(Delivery delivery, String destination, String reason) {
+        Args.notNull(delivery, "delivery");
+        Args.notNull(destination, "destination");
+        Args.notNull(reason, "reason");
+        deadLetterFailures.set(0);
+        log.info("[{}] {}: dead-lettered to {}", consumer(), delivery.coordinates(), destination);
+        listener.onDeadLetter(consumer(), reason);
+    }
+
+    /**
+     * Reports a dead-letter publish that failed or was not confirmed, and returns how long to
+     * wait before the delivery is run again (unacked meanwhile): the backoff of the number of
+     * such failures in a row.
+     */
+    public Duration deadLetterFailed(Delivery delivery, Exception error) {
+        Args.notNull(delivery, "delivery");
+        Args.notNull(error, "error");
+        Duration delay = retryDelay(deadLetterFailures.incrementAndGet());
+        log.warn("[{}] {}: dead-letter publish failed, retry in {}: {}", consumer(), delivery.coordinates(), delay,
+                error.toString());
+        listener.onError(consumer(), error);
+        return delay;
+    }
+
     /** The inbox consumer name, used as log context and thread name. */
     public String consumer() {
-        return inbox.consumer();
+        return consumer;
     }
 
     /** The header the key is read from. */
@@ -189,6 +412,11 @@ public final class DeliveryProcessor {
     /** The key policy. */
     public KeyPolicy keyPolicy() {
         return keyPolicy;
+    }
+
+    /** How many deliveries at most share one transaction ({@link ConsumerBuilder#batchSize(int)}). */
+    public int batchSize() {
+        return batchSize;
     }
 
     /** The backoff used for retries. */

@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.TxboxTables;
+import io.txbox.inbox.Handler;
 import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.Outcome;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Receipt;
 import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
+import io.txbox.spring.TxboxTemplate;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import javax.sql.DataSource;
@@ -29,6 +32,7 @@ class CompatApplicationTests {
     @Autowired Outbox outbox;
     @Autowired Inbox inbox;
     @Autowired TxboxTables tables;
+    @Autowired TxboxTemplate txbox;
 
     @AfterAll
     static void dropSchema() {
@@ -58,6 +62,21 @@ class CompatApplicationTests {
         Integer rows = jdbc.queryForObject("select count(*) from " + tables.schema() + "." + tables.prefix()
                 + "outbox where step_key = 'order-7:charge'", Integer.class);
         assertThat(rows).isEqualTo(1);
+    }
+
+    @Test
+    void starter_txboxTemplateProcess_handlerWritesCommitWithTheInboxEntry_redeliveryIsDuplicate() {
+        rememberSchema();
+        jdbc.execute("create table if not exists " + tables.schema() + ".shipments (order_id text not null)");
+        InboundMessage paid = InboundMessage.of("order-8", "order 8 paid".getBytes(StandardCharsets.UTF_8));
+        Handler ship = (tx, m) -> {
+            jdbc.update("insert into " + tables.schema() + ".shipments (order_id) values (?)", m.key());
+            return null;
+        };
+        assertThat(txbox.process(paid, ship).status()).isEqualTo(Outcome.Status.PROCESSED);
+        assertThat(txbox.process(paid, ship).status()).isEqualTo(Outcome.Status.DUPLICATE);
+        assertThat(jdbc.queryForObject("select count(*) from " + tables.schema() + ".shipments", Integer.class))
+                .isEqualTo(1);
     }
 
     @Test

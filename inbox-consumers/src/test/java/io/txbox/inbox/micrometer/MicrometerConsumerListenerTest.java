@@ -1,4 +1,4 @@
-package io.txbox.inbox.consumer;
+package io.txbox.inbox.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,5 +27,17 @@ class MicrometerConsumerListenerTest {
         assertThat(registry.get("txbox.consumer.acks").counter().count()).isEqualTo(3);
         assertThat(registry.get("txbox.consumer.errors").tag("exception", "IllegalStateException").counter().count())
                 .isEqualTo(1);
+    }
+
+    @Test
+    void everyMeter_hasADescription() {
+        listener.onOutcome("payments", Outcome.Status.PROCESSED, Duration.ofMillis(5));
+        listener.onRetry("payments", Duration.ofSeconds(1), "boom");
+        listener.onDeadLetter("payments", "dead");
+        listener.onAck("payments", 1);
+        listener.onError("payments", new IllegalStateException());
+
+        assertThat(registry.getMeters()).hasSize(5)
+                .allSatisfy(m -> assertThat(m.getId().getDescription()).as(m.getId().getName()).isNotBlank());
     }
 }

@@ -1,14 +1,15 @@
-package io.txbox.inbox.consumer;
+package io.txbox.inbox.micrometer;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.txbox.inbox.Outcome;
+import io.txbox.inbox.consumer.ConsumerListener;
 import io.txbox.internal.Args;
 import java.time.Duration;
 
 /**
- * Records a consumer's activity as Micrometer meters. Needs {@code io.micrometer:micrometer-core}
+ * Records a consumer's activity as Micrometer meters, each with a description. Needs {@code io.micrometer:micrometer-core}
  * on the classpath (an optional dependency of txbox-inbox-consumers); nothing else in txbox loads it.
  *
  * <ul>
@@ -40,26 +41,30 @@ public final class MicrometerConsumerListener implements ConsumerListener {
 
     @Override
     public void onRetry(String consumer, Duration delay, String reason) {
-        counter("txbox.consumer.retries", consumer).increment();
+        counter("txbox.consumer.retries", "Deliveries given back to be retried after a backoff", consumer).increment();
     }
 
     @Override
     public void onDeadLetter(String consumer, String reason) {
-        counter("txbox.consumer.dead.letters", consumer).increment();
+        counter("txbox.consumer.dead.letters", "Deliveries sent to the dead-letter destination", consumer)
+                .increment();
     }
 
     @Override
     public void onAck(String consumer, int count) {
-        counter("txbox.consumer.acks", consumer).increment(count);
+        counter("txbox.consumer.acks", "Deliveries acked or offsets committed after the database commit", consumer)
+                .increment(count);
     }
 
     @Override
     public void onError(String consumer, Throwable error) {
-        Counter.builder("txbox.consumer.errors").tag("consumer", consumer)
+        Counter.builder("txbox.consumer.errors")
+                .description("Broker and database failures outside the handler; the consumer kept going")
+                .tag("consumer", consumer)
                 .tag("exception", error.getClass().getSimpleName()).register(registry).increment();
     }
 
-    private Counter counter(String name, String consumer) {
-        return Counter.builder(name).tag("consumer", consumer).register(registry);
+    private Counter counter(String name, String description, String consumer) {
+        return Counter.builder(name).description(description).tag("consumer", consumer).register(registry);
     }
 }
