@@ -41,16 +41,16 @@ final class E2eLatency extends Scenario {
 
     @Override
     void configure(Options o) {
-        rate = o.doubleValue("rate", 1000);
-        seconds = o.intValue("seconds", 60);
+        rate = o.doubleValue("rate", 1000, "messages per second");
+        seconds = o.intValue("seconds", 60, "measured seconds");
         // 15 s: a new relay reshuffles its lanes between its workers about 5 s after it starts,
         // and released lanes wait up to another 5 s for their new owner (see PERFORMANCE.md);
         // the measured window starts after that, at steady state
-        warmup = o.intValue("warmup", 15);
-        senders = o.intValue("senders", 4);
-        consumers = o.intValue("consumers", 4);
-        payloadSize = o.intValue("payload", 400);
-        consumerKind = o.string("consumer", "library");
+        warmup = o.intValue("warmup", 15, "seconds before the measured window");
+        senders = o.intValue("senders", 4, "sending threads");
+        consumers = o.intValue("consumers", 4, "consumer threads");
+        payloadSize = o.intValue("payload", 400, "payload bytes");
+        consumerKind = o.string("consumer", "library", "library (txbox KafkaInboxConsumer) or plain");
         if (!consumerKind.equals("library") && !consumerKind.equals("plain")) {
             throw new Options.UsageException("--consumer must be library (txbox's KafkaInboxConsumer) or plain, but was '"
                     + consumerKind + "'");

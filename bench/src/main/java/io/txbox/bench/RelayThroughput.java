@@ -36,17 +36,17 @@ final class RelayThroughput extends Scenario {
 
     @Override
     void configure(Options o) {
-        rows = o.longValue("rows", 200_000);
-        mode = o.string("mode", "drain");
+        rows = o.longValue("rows", 200_000, "rows in the backlog");
+        mode = o.string("mode", "drain", "drain (backlog first) or concurrent (writers while it drains)");
         if (!mode.equals("drain") && !mode.equals("concurrent")) {
             throw new Options.UsageException("--mode must be drain or concurrent, but was '" + mode + "'");
         }
-        payloadSize = o.intValue("payload", 400);
-        fillThreads = o.intValue("writers", mode.equals("drain") ? 2 : 4);
-        txSize = o.intValue("tx-size", mode.equals("drain") ? 1000 : 10);
-        rate = o.doubleValue("rate", 0);
+        payloadSize = o.intValue("payload", 400, "payload bytes per row");
+        fillThreads = o.intValue("writers", mode.equals("drain") ? 2 : 4, "writer threads (drain 2, concurrent 4)");
+        txSize = o.intValue("tx-size", mode.equals("drain") ? 1000 : 10, "rows per writer transaction (drain 1000, concurrent 10)");
+        rate = o.doubleValue("rate", 0, "writers' total rows per second, 0 = as fast as they can");
         relayRun = new RelayRun(o).withWarmup(o);
-        traceSql = o.flag("trace-sql");
+        traceSql = o.flag("trace-sql", "time every relay statement and print the table");
     }
 
     @Override
