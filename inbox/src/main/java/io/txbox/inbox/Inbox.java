@@ -216,6 +216,18 @@ public interface Inbox {
      */
     void release(DataSource ds, Claim claim);
 
+    /**
+     * This inbox's two-phase mode as a {@link TwoPhaseStore} on {@code ds}: each call is
+     * {@link #claim}, {@link #complete(DataSource, Claim, byte[])}, {@link #fail} or
+     * {@link #release} on {@code ds}, one short transaction of its own. For what takes any
+     * two-phase store (the HTTP helper, the consumer runners), so that it runs on the database
+     * inbox and on a Redis store alike. Costs nothing to create; a wrapping inbox (a Redis cache
+     * in front) keeps its behaviour, since the view calls this inbox.
+     */
+    default TwoPhaseStore twoPhase(DataSource ds) {
+        return new DatabaseTwoPhase(this, ds);
+    }
+
     // ---- operators ----
 
     /**

@@ -10,6 +10,7 @@ import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.Outcome;
+import io.txbox.inbox.TwoPhaseStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -36,9 +37,12 @@ import org.jspecify.annotations.Nullable;
  * after that a key is new again. Use the database inbox when a duplicate effect is not
  * acceptable.
  *
+ * <p>It is a {@link TwoPhaseStore}, so it plugs into what takes one: the HTTP helper
+ * ({@code HttpIdempotency.builder(store)}) and the consumer runners.
+ *
  * <p>Thread-safe; holds one Redis connection until {@link #close()}.
  */
-public interface RedisStore extends AutoCloseable {
+public interface RedisStore extends TwoPhaseStore, AutoCloseable {
     /** Default {@link Builder#maxAttempts}: {@value}. */
     int DEFAULT_MAX_ATTEMPTS = 5;
     /** Default {@link Builder#lease}: 30 seconds. */
@@ -61,6 +65,7 @@ public interface RedisStore extends AutoCloseable {
     }
 
     /** The consumer name. */
+    @Override
     String consumer();
 
     /**
@@ -77,6 +82,7 @@ public interface RedisStore extends AutoCloseable {
      * @throws KeyReuseException if the key was claimed with a different payload fingerprint
      * @throws TxboxException if Redis failed or timed out; nothing is known to have been written
      */
+    @Override
     Claim claim(InboundMessage message);
 
     /**
@@ -86,6 +92,7 @@ public interface RedisStore extends AutoCloseable {
      * @throws InvalidInputException if {@code result} is larger than {@code maxResultBytes}; nothing is written
      * @throws LeaseLostException if the claim was taken over or has expired from Redis; nothing is written
      */
+    @Override
     void complete(Claim claim, byte @Nullable [] result);
 
     /**
@@ -95,6 +102,7 @@ public interface RedisStore extends AutoCloseable {
      * @throws InvalidInputException if {@code body} is larger than {@code maxResultBytes}; nothing is written
      * @throws LeaseLostException if the claim was taken over; nothing is written
      */
+    @Override
     void complete(Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body);
 
     /**
@@ -104,6 +112,7 @@ public interface RedisStore extends AutoCloseable {
      * @return FAILED or DEAD, with the attempts so far
      * @throws LeaseLostException if the claim was taken over; nothing is written
      */
+    @Override
     Outcome fail(Claim claim, Throwable error);
 
     /**
@@ -112,6 +121,7 @@ public interface RedisStore extends AutoCloseable {
      *
      * @throws LeaseLostException if the claim was taken over; nothing is written
      */
+    @Override
     void release(Claim claim);
 
     /**

@@ -61,6 +61,11 @@ final class RedisStoreImpl implements RedisStore {
     }
 
     @Override
+    public Fingerprint fingerprint() {
+        return fingerprint;
+    }
+
+    @Override
     public Claim claim(InboundMessage message) {
         Args.notNull(message, "message");
         byte[] key = Keys.entry(prefix, Keys.STORE, consumer, message.key(), message.tenant());

@@ -9,14 +9,8 @@ import com.rabbitmq.client.GetResponse;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
-import io.txbox.relay.standalone.RelayConfig;
-import io.txbox.relay.standalone.StandaloneRelay;
 import io.txbox.testkit.TestPostgres;
 import io.txbox.testkit.TestRabbit;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,6 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * A destination whose RabbitMQ exchange does not exist, next to a healthy one: the missing
  * exchange costs the healthy destination no message, no retry and no order, its own rows wait
  * without counting attempts, health names the exchange, and the rows go out once it exists.
+ * (The standalone relay's readiness probe on a missing exchange: {@code StandaloneReadinessIT}.)
  */
 class RabbitMissingExchangeIT {
     @RegisterExtension
@@ -148,33 +143,6 @@ class RabbitMissingExchangeIT {
             assertThat(db.deadRows()).isZero();
             await().atMost(Duration.ofSeconds(10)).until(() -> relay.health(Duration.ofSeconds(2)).up());
             assertThat(relay.status().waitingDestinations()).isEmpty();
-        }
-    }
-
-    @Test
-    void missingExchange_standaloneReadiness_isDownNamingTheExchange() throws Exception {
-        String missing = RABBIT.name("absent");
-        RelayConfig config = RelayConfig.load(null, Map.of(
-                "TXBOX_JDBC_URL", PG.jdbcUrl(),
-                "TXBOX_JDBC_USER", PG.user(),
-                "TXBOX_JDBC_PASSWORD", PG.password(),
-                "TXBOX_SCHEMA", PG.schema(),
-                "TXBOX_RABBITMQ_URI", RABBIT.uri(),
-                "TXBOX_DESTINATION_ABSENT", "rabbitmq:" + missing,
-                "TXBOX_HTTP_HOST", "127.0.0.1",
-                "TXBOX_HTTP_PORT", "0"));
-        try (StandaloneRelay process = StandaloneRelay.start(config)) {
-            HttpClient http = HttpClient.newHttpClient();
-            HttpResponse<String> ready = http.send(HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + process.httpPort() + "/health/ready")).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertThat(ready.statusCode()).isEqualTo(503);
-            assertThat(ready.body()).contains("rabbitmq:absent").contains("exchange \\\"" + missing + "\\\" does not exist");
-
-            ch.exchangeDeclare(missing, "topic", false);
-            await().atMost(Duration.ofSeconds(10)).until(() -> http.send(HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + process.httpPort() + "/health/ready")).build(),
-                    HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
         }
     }
 }

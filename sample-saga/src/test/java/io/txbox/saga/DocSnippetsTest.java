@@ -144,7 +144,7 @@ class DocSnippetsTest {
 
     @Test
     void docs_areFound() throws IOException {
-        assertThat(docs()).contains(ROOT.resolve("README.md"), ROOT.resolve("relay/DEPLOY.md"), ROOT.resolve("inbox/README.md"));
+        assertThat(docs()).contains(ROOT.resolve("README.md"), ROOT.resolve("relay-standalone/DEPLOY.md"), ROOT.resolve("inbox/README.md"));
         assertThat(blocks("properties")).hasSizeGreaterThanOrEqualTo(2);
         assertThat(blocks("java")).hasSizeGreaterThanOrEqualTo(10);
     }
