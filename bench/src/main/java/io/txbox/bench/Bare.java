@@ -43,6 +43,9 @@ final class Bare {
     /** Rate of the best try and what each try gave. */
     record Result(double msgsPerSec, String detail) {}
 
+    /** Records the bare producer keeps unacknowledged at most: {@value}. */
+    static final int KAFKA_IN_FLIGHT = 16_384;
+
     private Bare() {}
 
     /** The outbox rows of {@code destination} in id order, read before the relay takes them. */
@@ -78,7 +81,9 @@ final class Bare {
     /**
      * A {@link KafkaProducer} with the relay's producer settings (idempotent, {@code acks=all},
      * {@link KafkaPublisher}'s documented defaults, the run's overrides) sends every message
-     * to {@code topic}, then flushes; the rate counts until the last acknowledgement.
+     * to {@code topic}, then flushes; the rate counts until the last acknowledgement. At most
+     * {@value #KAFKA_IN_FLIGHT} records wait for their acknowledgement, so a slow broker holds
+     * the loop back instead of expiring records queued in the producer.
      */
     static Result kafka(String bootstrap, String topic, List<Msg> msgs, Map<String, String> overrides) throws Exception {
         Map<String, Object> config = new LinkedHashMap<>();
@@ -98,13 +103,16 @@ final class Bare {
         AtomicReference<Exception> failed = new AtomicReference<>();
         try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer())) {
             p.partitionsFor(topic); // metadata before the clock starts, as the relay has it after its warm-up
+            Semaphore free = new Semaphore(KAFKA_IN_FLIGHT);
             long t0 = System.nanoTime();
             for (Msg m : msgs) {
+                free.acquire();
                 List<Header> headers = List.of(
                         new RecordHeader(OutboxMessage.IDEMPOTENCY_KEY_HEADER, m.stepKey().getBytes(StandardCharsets.UTF_8)),
                         new RecordHeader(OutboxMessage.ORIGINAL_KEY_HEADER, m.originalKey().getBytes(StandardCharsets.UTF_8)));
                 byte[] key = m.routingKey() == null ? null : m.routingKey().getBytes(StandardCharsets.UTF_8);
                 p.send(new ProducerRecord<>(topic, null, key, m.payload(), headers), (md, e) -> {
+                    free.release();
                     if (e != null) {
                         failed.compareAndSet(null, e);
                     } else {
