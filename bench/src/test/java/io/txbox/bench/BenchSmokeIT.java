@@ -38,6 +38,8 @@ class BenchSmokeIT {
         JsonNode bench = run("relay-kafka", "--rows", "2000", "--warmup-rows", "1000", "--kafka", kafka);
         assertThat(bench.at("/figures/msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
+        assertThat(bench.at("/figures/bare_msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
     }
 
     @Test
@@ -49,9 +51,11 @@ class BenchSmokeIT {
 
     @Test
     void relayRabbitmq_drainsTheBacklogAndLosesNothing() throws Exception {
-        JsonNode bench = run("relay-rabbitmq", "--rows", "2000", "--warmup-rows", "0");
+        JsonNode bench = run("relay-rabbitmq", "--rows", "2000", "--warmup-rows", "0", "--bare-windows", "100,1000");
         assertThat(bench.at("/figures/msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
+        assertThat(bench.at("/figures/bare_msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
     }
 
     @Test
