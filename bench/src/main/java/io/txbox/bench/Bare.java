@@ -78,14 +78,8 @@ final class Bare {
         return out;
     }
 
-    /**
-     * A {@link KafkaProducer} with the relay's producer settings (idempotent, {@code acks=all},
-     * {@link KafkaPublisher}'s documented defaults, the run's overrides) sends every message
-     * to {@code topic}, then flushes; the rate counts until the last acknowledgement. At most
-     * {@value #KAFKA_IN_FLIGHT} records wait for their acknowledgement, so a slow broker holds
-     * the loop back instead of expiring records queued in the producer.
-     */
-    static Result kafka(String bootstrap, String topic, List<Msg> msgs, Map<String, String> overrides) throws Exception {
+    /** A producer with the relay's settings: idempotent, {@code acks=all}, {@link KafkaPublisher}'s defaults, {@code overrides}. */
+    static KafkaProducer<byte[], byte[]> producer(String bootstrap, Map<String, String> overrides) {
         Map<String, Object> config = new LinkedHashMap<>();
         config.put(ProducerConfig.LINGER_MS_CONFIG, KafkaPublisher.DEFAULT_LINGER_MS);
         config.put(ProducerConfig.BATCH_SIZE_CONFIG, KafkaPublisher.DEFAULT_BATCH_SIZE);
@@ -99,9 +93,20 @@ final class Bare {
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         config.put(ProducerConfig.ACKS_CONFIG, "all");
         config.put(ProducerConfig.CLIENT_ID_CONFIG, "txbox-bench-bare");
+        return new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+    }
+
+    /**
+     * A {@link KafkaProducer} with the relay's producer settings (idempotent, {@code acks=all},
+     * {@link KafkaPublisher}'s documented defaults, the run's overrides) sends every message
+     * to {@code topic}, then flushes; the rate counts until the last acknowledgement. At most
+     * {@value #KAFKA_IN_FLIGHT} records wait for their acknowledgement, so a slow broker holds
+     * the loop back instead of expiring records queued in the producer.
+     */
+    static Result kafka(String bootstrap, String topic, List<Msg> msgs, Map<String, String> overrides) throws Exception {
         AtomicLong acked = new AtomicLong();
         AtomicReference<Exception> failed = new AtomicReference<>();
-        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> p = producer(bootstrap, overrides)) {
             p.partitionsFor(topic); // metadata before the clock starts, as the relay has it after its warm-up
             Semaphore free = new Semaphore(KAFKA_IN_FLIGHT);
             long t0 = System.nanoTime();

@@ -60,8 +60,12 @@ class BenchSmokeIT {
 
     @Test
     void e2eLatency_measuresEveryMessage() throws Exception {
-        JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--kafka", kafka);
+        JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--noise", "1",
+                "--kafka", kafka);
         assertThat(bench.at("/figures/measured").asLong()).isEqualTo(400);
+        assertThat(bench.at("/figures/bare_measured").asLong()).isEqualTo(400);
+        assertThat(bench.at("/figures/p99_ratio_to_bare").asDouble()).isPositive();
+        assertThat(bench.at("/figures/noise_processes").asInt()).isEqualTo(1);
         assertThat(bench.at("/figures/doubled").asLong()).isZero();
         assertThat(bench.at("/figures/p99_ms").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
