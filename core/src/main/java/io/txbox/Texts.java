@@ -13,7 +13,11 @@ public final class Texts {
 
     private Texts() {}
 
-    /** {@code "value"} with control characters as {@code \\uXXXX}, cut to 80 characters; {@code null} as-is. */
+    /**
+     * {@code "value"} with an inner {@code "} and {@code \\} escaped by a backslash (so that the
+     * quotes shown are always the value's bounds), control characters as {@code \\uXXXX}, cut to
+     * 80 characters; {@code null} as-is.
+     */
     public static String quote(@Nullable String value) {
         if (value == null) {
             return "null";
@@ -22,7 +26,9 @@ public final class Texts {
         int shown = 0;
         for (int i = 0; i < value.length() && shown < MAX_SHOWN; i++, shown++) {
             char c = value.charAt(i);
-            if (Character.isISOControl(c) || Character.isSurrogate(c) && !validSurrogateAt(value, i)) {
+            if (c == '"' || c == '\\') {
+                sb.append('\\').append(c);
+            } else if (Character.isISOControl(c) || Character.isSurrogate(c) && !validSurrogateAt(value, i)) {
                 sb.append(String.format("\\u%04x", (int) c));
             } else {
                 sb.append(c);

@@ -9,7 +9,23 @@ public final class KeyRules {
     /** Longest key, in bytes of UTF-8. */
     public static final int MAX_KEY_BYTES = 255;
 
+    private static final java.util.regex.Pattern CONSUMER = java.util.regex.Pattern.compile("[A-Za-z0-9._:/-]{1,128}");
+
     private KeyRules() {}
+
+    /**
+     * Checks a consumer name, the scope of every inbox entry (database or Redis): 1 to 128
+     * characters from {@code A-Z a-z 0-9 . _ : / -}. Never {@code @}, which separates a tenant.
+     *
+     * @throws io.txbox.ConfigException naming the bad value
+     */
+    public static String consumer(String consumer) {
+        if (consumer == null || !CONSUMER.matcher(consumer).matches()) {
+            throw new io.txbox.ConfigException("consumer must be 1 to 128 characters from A-Z a-z 0-9 . _ : / -, "
+                    + "but was " + Texts.quote(consumer));
+        }
+        return consumer;
+    }
 
     /**
      * Checks a key: not null, not empty, valid UTF-16 (so it encodes to UTF-8), no control

@@ -3,16 +3,15 @@ package io.txbox.inbox;
 import io.txbox.ConfigException;
 import io.txbox.InvalidInputException;
 import io.txbox.RetryableException;
-import io.txbox.Texts;
 import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
+import io.txbox.internal.KeyRules;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -268,8 +267,6 @@ public interface Inbox {
      * option and the bad value. Not thread-safe; {@link #build()} may be called repeatedly.
      */
     final class Builder {
-        private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._:/-]{1,128}");
-
         final String consumer;
         TxboxTables tables = TxboxTables.defaults();
         int maxAttempts = DEFAULT_MAX_ATTEMPTS;
@@ -282,11 +279,7 @@ public interface Inbox {
         InboxListener listener = InboxListener.NONE;
 
         private Builder(String consumer) {
-            if (consumer == null || !CONSUMER.matcher(consumer).matches()) {
-                throw new ConfigException("consumer must be 1 to 128 characters from A-Z a-z 0-9 . _ : / -, but was "
-                        + Texts.quote(consumer));
-            }
-            this.consumer = consumer;
+            this.consumer = KeyRules.consumer(consumer);
         }
 
         /** Where the tables live; default {@link TxboxTables#defaults()}. */

@@ -1,5 +1,9 @@
 package io.txbox.inbox;
 
+import static io.txbox.inbox.InboxStore.COMPLETED;
+import static io.txbox.inbox.InboxStore.DEAD;
+import static io.txbox.inbox.InboxStore.FAILED;
+import static io.txbox.inbox.InboxStore.PROCESSING;
 import static io.txbox.internal.schema.tables.TxboxInbox.TXBOX_INBOX;
 
 import io.txbox.TxboxTables;
@@ -18,17 +22,15 @@ import io.txbox.internal.shaded.jooq.impl.DSL;
 import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 
 /**
- * The inbox's SQL, rendered once per inbox from the generated table so that every call is a
- * plain {@link java.sql.PreparedStatement} on the caller's connection, with no jOOQ work on
- * the hot path. Each statement lists its parameter names in bind order; the constructor checks
- * that jOOQ rendered them in that order, so the positional binds in {@link InboxImpl} are safe.
+ * The inbox's PostgreSQL statements, rendered once per inbox from the generated table (schema
+ * and prefix applied) so that every call is a plain {@link java.sql.PreparedStatement} on the
+ * caller's connection, with no jOOQ work on the hot path. Each statement lists its parameter
+ * names in bind order; the constructor checks that jOOQ rendered them in that order, so the
+ * positional binds in {@link PostgresInboxStore} are safe. Where jOOQ has no DSL for a
+ * PostgreSQL function ({@code now()}, {@code txid_current()}, interval arithmetic), a typed
+ * plain-SQL field says why next to it.
  */
 final class InboxSql {
-    static final String PROCESSING = "PROCESSING";
-    static final String COMPLETED = "COMPLETED";
-    static final String FAILED = "FAILED";
-    static final String DEAD = "DEAD";
-
     /** A rendered statement and its parameters, in bind order. */
     record Stmt(String sql, List<String> params) {}
 
@@ -52,7 +54,10 @@ final class InboxSql {
         Field<String> processing = DSL.inline(PROCESSING);
         Field<String> failed = DSL.inline(FAILED);
         Field<String> dead = DSL.inline(DEAD);
-        // now(): the transaction's start in database time, the one clock all workers share
+        // now(): the transaction's start in database time, the one clock all workers share.
+        // Plain SQL (typed) because jOOQ renders its current-timestamp functions with the
+        // precision and time zone of its own dialect model; the lease arithmetic below needs an
+        // exact microsecond interval, which jOOQ's timestampAdd cannot render from a long.
         Field<OffsetDateTime> now = DSL.field("now()", SQLDataType.TIMESTAMPWITHTIMEZONE);
         Field<OffsetDateTime> leaseEnd = DSL.field("{0} + {1} * interval '1 microsecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
                 now, DSL.inline(leaseMicros));
@@ -68,7 +73,8 @@ final class InboxSql {
         // txid_current(): the caller's top-level transaction, epoch included. storeResult
         // compares it with the row's received_txid. Chosen over the row's xmin, which names a
         // subtransaction when receive ran under a savepoint and so would refuse a legitimate
-        // store; the column costs 8 bytes in a write that happens anyway.
+        // store; the column costs 8 bytes in a write that happens anyway. Plain SQL (typed):
+        // jOOQ has no function for it.
         Field<Long> txid = DSL.field("txid_current()", SQLDataType.BIGINT);
         receive = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS, T.COMPLETED_AT,
                         T.RECEIVED_TXID)

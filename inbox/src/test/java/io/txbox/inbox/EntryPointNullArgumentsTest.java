@@ -63,7 +63,7 @@ class EntryPointNullArgumentsTest {
     Stream<DynamicTest> http_everyPublicMethod_nullArgument_isRefusedNamingTheParameter() {
         List<Target> targets = new ArrayList<>();
         targets.addAll(targets(HttpIdempotency.class, EntryPointNullArgumentsTest::idempotency));
-        targets.addAll(targets(HttpIdempotency.Builder.class, () -> HttpIdempotency.builder(NO_IO, "api")));
+        targets.addAll(targets(HttpIdempotency.Builder.class, () -> HttpIdempotency.builder(httpKeys(), NO_IO)));
         targets.addAll(targets(HttpRequestData.class, () -> request()));
         targets.addAll(targets(HttpResponseData.class, () -> HttpResponseData.of(200, "text/plain", "ok")));
         return probes(targets);
@@ -265,7 +265,11 @@ class EntryPointNullArgumentsTest {
     }
 
     private static Object idempotency() {
-        return HttpIdempotency.builder(NO_IO, "api").build();
+        return HttpIdempotency.builder(httpKeys(), NO_IO).build();
+    }
+
+    private static Inbox httpKeys() {
+        return Inbox.builder("api").fingerprint(HttpIdempotency.fingerprint()).build();
     }
 
     private static Object kafkaBuilder() {

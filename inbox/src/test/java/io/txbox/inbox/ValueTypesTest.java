@@ -1,5 +1,6 @@
 package io.txbox.inbox;
 
+import io.txbox.internal.ErrorTexts;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -60,7 +61,7 @@ class ValueTypesTest {
 
     @Test
     void describe_storesClassAndMessageWithoutNulAndBounded() {
-        assertThat(InboxImpl.describe(new IllegalStateException("a\0b"))).isEqualTo("java.lang.IllegalStateException: a b");
-        assertThat(InboxImpl.describe(new RuntimeException("x".repeat(5000)))).hasSize(InboxImpl.MAX_ERROR_CHARS);
+        assertThat(ErrorTexts.describe(new IllegalStateException("a\0b"))).isEqualTo("java.lang.IllegalStateException: a b");
+        assertThat(ErrorTexts.describe(new RuntimeException("x".repeat(5000)))).hasSize(ErrorTexts.MAX_CHARS);
     }
 }

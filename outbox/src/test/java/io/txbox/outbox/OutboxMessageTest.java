@@ -69,7 +69,7 @@ class OutboxMessageTest {
 
     @Test
     void renderedInsert_usesConfiguredSchemaAndPrefix_andDoesNothingOnConflict() {
-        String sql = OutboxImpl.renderInsert(new TxboxTables("orders", "tx_"));
+        String sql = PostgresOutboxStore.renderInsert(new TxboxTables("orders", "tx_"));
         assertThat(sql).contains("\"orders\".\"tx_outbox\"").containsIgnoringCase("on conflict")
                 .containsIgnoringCase("do nothing");
         assertThat(sql.chars().filter(c -> c == '?').count()).isEqualTo(14);

@@ -1,7 +1,6 @@
 package io.txbox.redis;
 
 import io.txbox.ConfigException;
-import io.txbox.Texts;
 import io.txbox.inbox.Inbox;
 import java.time.Clock;
 import java.time.Duration;
@@ -107,11 +106,7 @@ public interface HybridInbox extends Inbox, AutoCloseable {
 
         /** The Redis server, as {@code redis://[password@]host:port[/database]}; default {@value HybridInbox#DEFAULT_REDIS_URL}. */
         public Builder redisUrl(String redisUrl) {
-            if (redisUrl == null || redisUrl.isBlank()) {
-                throw new ConfigException("redisUrl must be a Redis URL such as redis://127.0.0.1:6379, but was "
-                        + Texts.quote(redisUrl));
-            }
-            this.redisUrl = redisUrl;
+            this.redisUrl = RedisLink.checkUrl(redisUrl);
             return this;
         }
 

@@ -18,12 +18,14 @@ import io.txbox.inbox.RetentionTask;
 import io.txbox.internal.Args;
 import io.txbox.redis.RedisLink.Script;
 import io.txbox.redis.RedisListener.Answer;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -89,6 +91,22 @@ final class HybridInboxImpl implements HybridInbox {
     private final RedisListener listener;
     private final CircuitBreaker breaker;
     private final RedisLink link;
+    /**
+     * Deliveries of {@link #process} this process is running, by Redis entry (ISO-8859-1, so
+     * lossless): their duplicates in this process are answered IN_FLIGHT as the Redis marker
+     * would answer them, without a round trip. Only the delivery that set the Redis marker puts
+     * an entry here, and removes its own entry once the marker is replaced or removed.
+     */
+    private final ConcurrentHashMap<String, Running> running = new ConcurrentHashMap<>();
+
+    /** A delivery this process runs; identity matters (see {@link #running}). */
+    private static final class Running {
+        final byte[] fp;
+
+        Running(byte[] fp) {
+            this.fp = fp;
+        }
+    }
 
     HybridInboxImpl(HybridInbox.Builder b) {
         this.db = b.database;
@@ -139,6 +157,11 @@ final class HybridInboxImpl implements HybridInbox {
         byte[] key = Keys.entry(prefix, Keys.CACHE, consumer, message.key(), message.tenant());
         byte[] fpOrNull = fingerprint.of(message);
         byte[] fp = fpOrNull == null ? new byte[0] : fpOrNull;
+        Running local = answerInFlight ? running.get(local(key)) : null;
+        if (local != null && sameFingerprint(local.fp, fp)) {
+            answer(Answer.IN_FLIGHT);
+            return new Front(Front.Kind.IN_FLIGHT, key, fp, null, null, Map.of(), 0);
+        }
         if (!breaker.allow()) {
             answer(Answer.SKIPPED);
             return new Front(Front.Kind.MISS, null, fp, null, null, Map.of(), 0);
@@ -175,6 +198,10 @@ final class HybridInboxImpl implements HybridInbox {
         String rs = text(r.get(4));
         return new Front(Front.Kind.HIT, key, fp, result, rs.isEmpty() ? null : Integer.valueOf(rs),
                 Keys.decodeHeaders(bytes(r.get(5))), (int) number(r.get(6)));
+    }
+
+    private static String local(byte[] key) {
+        return new String(key, StandardCharsets.ISO_8859_1);
     }
 
     private static boolean sameFingerprint(byte[] stored, byte[] fp) {
@@ -260,19 +287,26 @@ final class HybridInboxImpl implements HybridInbox {
                 break;
         }
         byte[] key = Objects.requireNonNull(f.key());
-        Outcome outcome;
+        String local = local(key);
+        Running mine = new Running(f.fp());
+        running.put(local, mine);
         try {
-            outcome = db.process(ds, message, handler);
-        } catch (RuntimeException e) {
-            unmark(key, "unmark");
-            throw e;
+            Outcome outcome;
+            try {
+                outcome = db.process(ds, message, handler);
+            } catch (RuntimeException e) {
+                unmark(key, "unmark");
+                throw e;
+            }
+            if (outcome.status() == Outcome.Status.PROCESSED || outcome.status() == Outcome.Status.DUPLICATE) {
+                cache(key, f.fp(), outcome.result(), null, null, outcome.attempts(), "cache");
+            } else {
+                unmark(key, "unmark");
+            }
+            return outcome;
+        } finally {
+            running.remove(local, mine);
         }
-        if (outcome.status() == Outcome.Status.PROCESSED || outcome.status() == Outcome.Status.DUPLICATE) {
-            cache(key, f.fp(), outcome.result(), null, null, outcome.attempts(), "cache");
-        } else {
-            unmark(key, "unmark");
-        }
-        return outcome;
     }
 
     @Override

@@ -140,6 +140,15 @@ final class RedisLink implements AutoCloseable {
         resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 
+    /** Checks a {@code redisUrl} option; the full parse happens when the link is made. */
+    static String checkUrl(@Nullable String redisUrl) {
+        if (redisUrl == null || redisUrl.isBlank()) {
+            throw new ConfigException("redisUrl must be a Redis URL such as redis://127.0.0.1:6379, but was "
+                    + Texts.quote(redisUrl));
+        }
+        return redisUrl;
+    }
+
     static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }

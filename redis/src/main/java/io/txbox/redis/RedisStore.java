@@ -2,7 +2,6 @@ package io.txbox.redis;
 
 import io.txbox.ConfigException;
 import io.txbox.InvalidInputException;
-import io.txbox.Texts;
 import io.txbox.TxboxException;
 import io.txbox.inbox.Claim;
 import io.txbox.inbox.Fingerprint;
@@ -11,10 +10,10 @@ import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.Outcome;
 import io.txbox.inbox.TwoPhaseStore;
+import io.txbox.internal.KeyRules;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -140,8 +139,6 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
      * option and the bad value.
      */
     final class Builder {
-        private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._:/-]{1,128}");
-
         final String consumer;
         String redisUrl = DEFAULT_REDIS_URL;
         String keyPrefix = Keys.DEFAULT_PREFIX;
@@ -153,20 +150,12 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
         Fingerprint fingerprint = Fingerprint.sha256();
 
         private Builder(String consumer) {
-            if (consumer == null || !CONSUMER.matcher(consumer).matches()) {
-                throw new ConfigException("consumer must be 1 to 128 characters from A-Z a-z 0-9 . _ : / -, but was "
-                        + Texts.quote(consumer));
-            }
-            this.consumer = consumer;
+            this.consumer = KeyRules.consumer(consumer);
         }
 
         /** The Redis server, as {@code redis://[password@]host:port[/database]}; default {@value RedisStore#DEFAULT_REDIS_URL}. */
         public Builder redisUrl(String redisUrl) {
-            if (redisUrl == null || redisUrl.isBlank()) {
-                throw new ConfigException("redisUrl must be a Redis URL such as redis://127.0.0.1:6379, but was "
-                        + Texts.quote(redisUrl));
-            }
-            this.redisUrl = redisUrl;
+            this.redisUrl = RedisLink.checkUrl(redisUrl);
             return this;
         }
 

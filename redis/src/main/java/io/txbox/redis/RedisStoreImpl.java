@@ -16,6 +16,7 @@ import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.Outcome;
 import io.txbox.internal.Args;
+import io.txbox.internal.ErrorTexts;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -27,8 +28,6 @@ import org.slf4j.LoggerFactory;
 /** {@link RedisStore} on one Lettuce connection; every call is one Lua script. */
 final class RedisStoreImpl implements RedisStore {
     private static final Logger log = LoggerFactory.getLogger(RedisStore.class);
-    /** Longest error text stored, in characters. */
-    static final int MAX_ERROR_CHARS = 2000;
 
     private final String consumer;
     private final String prefix;
@@ -143,7 +142,7 @@ final class RedisStoreImpl implements RedisStore {
     public Outcome fail(Claim claim, Throwable error) {
         byte[] key = checkClaim(claim);
         Args.notNull(error, "error");
-        String reason = describe(error);
+        String reason = ErrorTexts.describe(error);
         List<Object> r = call("fail", claim.key(), () -> link.run(StoreScripts.FAIL, new byte[][] {key},
                 token(claim), maxAttemptsArg, utf8(reason), retentionArg));
         String s = text(r.get(0));
@@ -220,13 +219,6 @@ final class RedisStoreImpl implements RedisStore {
             throw new RetryableException("redis store " + action + " for consumer " + Texts.quote(consumer) + " key "
                     + Texts.quote(key) + " failed; it may or may not have taken effect, call it again: " + e, e);
         }
-    }
-
-    /** The error as stored: class and message, no stack. */
-    static String describe(Throwable error) {
-        String message = error.getMessage();
-        String text = error.getClass().getName() + (message == null ? "" : ": " + message);
-        return text.length() <= MAX_ERROR_CHARS ? text : text.substring(0, MAX_ERROR_CHARS - 3) + "...";
     }
 
     private void debug(String key, String event) {

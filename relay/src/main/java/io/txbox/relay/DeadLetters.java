@@ -7,7 +7,15 @@ import io.txbox.ConfigException;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
 import io.txbox.internal.Jooq;
+import io.txbox.internal.OutboxColumns;
+import io.txbox.internal.PostgresSql;
 import io.txbox.internal.SqlErrors;
+import io.txbox.internal.schema.tables.TxboxOutboxDead;
+import io.txbox.internal.shaded.jooq.Condition;
+import io.txbox.internal.shaded.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.conf.ParamType;
+import io.txbox.internal.shaded.jooq.impl.DSL;
+import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -17,6 +25,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -52,29 +61,43 @@ public final class DeadLetters {
 
     private DeadLetters(DataSource dataSource, TxboxTables tables) {
         this.dataSource = dataSource;
-        var r = Jooq.renderer(tables);
+        DSLContext r = Jooq.renderer(tables);
+        TxboxOutboxDead d = TXBOX_OUTBOX_DEAD;
+        list = r.select(d.ID, d.STEP_KEY, d.DESTINATION, d.ROUTING_KEY, d.ATTEMPTS, d.REASON, d.CREATED_AT, d.DEAD_AT,
+                        DSL.when(DSL.condition(PostgresSql.param(SQLDataType.BOOLEAN)), d.PAYLOAD))
+                .from(d)
+                .where(PostgresSql.param(SQLDataType.VARCHAR).isNull().or(d.DESTINATION.eq(PostgresSql.param(SQLDataType.VARCHAR))))
+                .orderBy(d.DEAD_AT.desc(), d.ID.desc())
+                .limit(PostgresSql.param(SQLDataType.INTEGER))
+                .getSQL(ParamType.INDEXED);
+        retryOne = move(r, "id = ?");
+        retryFrom = move(r, "id > ? AND (cast(? as text) IS NULL OR destination = ?)");
+        Condition older = d.DEAD_AT.lt(PostgresSql.nowPlusMillis(PostgresSql.param(SQLDataType.BIGINT).neg()));
+        purge = r.deleteFrom(d).where(d.ID.in(r.select(d.ID).from(d).where(older).orderBy(d.ID)
+                        .limit(DSL.inline(BATCH)).forUpdate().skipLocked()))
+                .getSQL(ParamType.INDEXED);
+        countOlder = r.selectCount().from(d).where(older).getSQL(ParamType.INDEXED);
+        count = r.selectCount().from(d).getSQL(ParamType.INDEXED);
+    }
+
+    /**
+     * Moves a batch of dead letters picked by {@code where} back to the outbox, in one statement:
+     * how many it took, how many it requeued and the highest id taken. A string around the
+     * generated names, not jOOQ's DSL: the outbox id is {@code GENERATED ALWAYS}, so keeping it
+     * needs {@code OVERRIDING SYSTEM VALUE}, which jOOQ 3.19 cannot render. ON CONFLICT without a
+     * target: a step key (or id) pending again is dropped, not duplicated.
+     */
+    private static String move(DSLContext r, String where) {
         String outbox = r.render(TXBOX_OUTBOX);
         String dead = r.render(TXBOX_OUTBOX_DEAD);
-        String cols = "id, step_key, original_key, destination, routing_key, lane, payload, header_names, header_values,"
-                + " content_type, traceparent, tracestate, created_at";
-        list = "SELECT id, step_key, destination, routing_key, attempts, reason, created_at, dead_at,"
-                + " CASE WHEN ? THEN payload END FROM " + dead
-                + " WHERE (cast(? as text) IS NULL OR destination = ?) ORDER BY dead_at DESC, id DESC LIMIT ?";
-        // ON CONFLICT without a target: a step key (or id) pending again is dropped, not duplicated
-        String move = "WITH picked AS (SELECT id FROM " + dead + " WHERE %s ORDER BY id LIMIT " + BATCH
+        String cols = OutboxColumns.ROW.stream().map(f -> r.render(f.getUnqualifiedName())).collect(Collectors.joining(", "));
+        return "WITH picked AS (SELECT id FROM " + dead + " WHERE " + where + " ORDER BY id LIMIT " + BATCH
                 + " FOR UPDATE SKIP LOCKED),"
                 + " gone AS (DELETE FROM " + dead + " d USING picked p WHERE d.id = p.id RETURNING d.*),"
                 + " moved AS (INSERT INTO " + outbox + " (" + cols + ", available_at, attempts, last_error)"
                 + " OVERRIDING SYSTEM VALUE SELECT " + cols + ", now(), 0, 'retried from dead letters: ' || reason"
                 + " FROM gone ORDER BY id ON CONFLICT DO NOTHING RETURNING 1)"
                 + " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM moved), (SELECT coalesce(max(id), 0) FROM gone)";
-        retryOne = String.format(move, "id = ?");
-        retryFrom = String.format(move, "id > ? AND (cast(? as text) IS NULL OR destination = ?)");
-        String older = "dead_at < now() - ? * interval '1 millisecond'";
-        purge = "DELETE FROM " + dead + " WHERE id IN (SELECT id FROM " + dead + " WHERE " + older
-                + " ORDER BY id LIMIT " + BATCH + " FOR UPDATE SKIP LOCKED)";
-        countOlder = "SELECT count(*) FROM " + dead + " WHERE " + older;
-        count = "SELECT count(*) FROM " + dead;
     }
 
     /** Dead letters of the outbox in {@code tables}, read and changed through {@code dataSource}. */

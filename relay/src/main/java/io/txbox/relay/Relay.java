@@ -5,7 +5,7 @@ import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.TxboxTables;
 import io.txbox.outbox.Outbox;
-import io.txbox.relay.internal.RelayEngine;
+import io.txbox.internal.Backoff;
 import io.txbox.relay.internal.RelaySettings;
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
@@ -15,6 +15,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongSupplier;
+import java.util.random.RandomGenerator;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -87,6 +90,12 @@ public interface Relay extends AutoCloseable {
     Duration DEFAULT_BACKLOG_INTERVAL = Duration.ofSeconds(15);
     /** Default bound on {@link #close()}: 20 s. */
     Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(20);
+    /**
+     * The SLF4J MDC key holding the relay's {@link #id()} on the relay's own threads (its workers
+     * and backlog sampler), so every line they log, txbox's or a publisher's, can carry it:
+     * {@value}.
+     */
+    String MDC_KEY = "txbox.relay";
 
     static Builder builder() {
         return new Builder();
@@ -146,6 +155,8 @@ public interface Relay extends AutoCloseable {
         private final List<Outbox> wakeOn = new ArrayList<>();
         private RelayListener listener = RelayListener.NONE;
         private Clock clock = Clock.systemUTC();
+        private LongSupplier ticker = System::nanoTime;
+        private RandomGenerator random = () -> ThreadLocalRandom.current().nextLong();
         private boolean closePublishers = true;
 
         Builder() {}
@@ -285,6 +296,29 @@ public interface Relay extends AutoCloseable {
             return this;
         }
 
+        /**
+         * Source of nanoseconds from an arbitrary origin that times the relay's schedules: lane
+         * lease renewal and rebalancing, the pause of a destination whose target is missing, and
+         * the publish latency it reports. Default {@code System::nanoTime}; a test passes one it
+         * can move forward, so it never waits for a pause to end. Blocking waits (the poll, the
+         * publish timeout, {@link Relay#close()}) always run on real time. Like {@code
+         * System.nanoTime()}, it must not run backwards.
+         */
+        public Builder ticker(LongSupplier ticker) {
+            this.ticker = Args.configured(ticker, "ticker");
+            return this;
+        }
+
+        /**
+         * Source of the jitter in retry and destination backoffs; default {@link
+         * ThreadLocalRandom}. Called from every worker thread, so it must be thread-safe; a test
+         * passes a constant one for repeatable delays.
+         */
+        public Builder random(RandomGenerator random) {
+            this.random = Args.configured(random, "random");
+            return this;
+        }
+
         /** Whether {@link Relay#close()} closes the routes' publishers; default true. */
         public Builder closePublishers(boolean closePublishers) {
             this.closePublishers = closePublishers;
@@ -312,9 +346,9 @@ public interface Relay extends AutoCloseable {
             }
             String id = relayId != null ? relayId
                     : "relay-" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID().toString().substring(0, 8);
-            return new RelayEngine(new RelaySettings(id, dataSource, tables, Map.copyOf(routes), workers, batchSize,
-                    pollInterval, publishTimeout, laneLease, maxAttempts, initialBackoff, maxBackoff, backlogInterval,
-                    shutdownTimeout, List.copyOf(wakeOn), listener, clock, closePublishers));
+            return new RelaySettings(id, dataSource, tables, Map.copyOf(routes), workers, batchSize, pollInterval,
+                    publishTimeout, laneLease, maxAttempts, new Backoff(initialBackoff, maxBackoff), backlogInterval,
+                    shutdownTimeout, List.copyOf(wakeOn), listener, clock, ticker, random, closePublishers).relay();
         }
 
         private static Duration range(String property, @Nullable Duration value, Duration min, Duration max) {

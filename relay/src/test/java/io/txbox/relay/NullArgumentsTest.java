@@ -31,6 +31,9 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.function.LongSupplier;
+import java.util.random.RandomGenerator;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.MockProducer;
@@ -266,6 +269,12 @@ class NullArgumentsTest {
         }
         if (t == Clock.class) {
             return Clock.systemUTC();
+        }
+        if (t == LongSupplier.class) {
+            return (LongSupplier) System::nanoTime;
+        }
+        if (t == RandomGenerator.class) {
+            return new SplittableRandom(1);
         }
         if (t == byte[].class) {
             return new byte[0];

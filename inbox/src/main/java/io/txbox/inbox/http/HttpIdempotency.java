@@ -6,25 +6,21 @@ import io.txbox.ConfigException;
 import io.txbox.InvalidInputException;
 import io.txbox.Texts;
 import io.txbox.TxboxException;
-import io.txbox.TxboxTables;
 import io.txbox.inbox.Claim;
 import io.txbox.inbox.Fingerprint;
 import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
-import io.txbox.inbox.InboxListener;
 import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.LeaseLostException;
+import io.txbox.inbox.TwoPhaseStore;
+import io.txbox.internal.Connections;
 import io.txbox.internal.Args;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Clock;
-import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -34,7 +30,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.function.Predicate;
-import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -42,8 +37,24 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Makes HTTP requests that carry an {@code Idempotency-Key} header run once, following the
- * IETF Idempotency-Key draft. Built on the inbox's two-phase mode: the key is claimed (and
- * committed) before the application runs, and the response is stored when it returns.
+ * IETF Idempotency-Key draft. Built on a {@link TwoPhaseStore}: the key is claimed (and
+ * stored) before the application runs, and the response is stored when it returns. The store
+ * is the database inbox's two-phase mode ({@link #builder(Inbox, DataSource)}), or any other
+ * two-phase store such as the {@code txbox-redis} module's {@code RedisStore}
+ * ({@link #builder(TwoPhaseStore)}, without the transactional form).
+ *
+ * <pre>{@code
+ * Inbox keys = Inbox.builder("orders-api").tables(tables)
+ *         .fingerprint(HttpIdempotency.fingerprint())           // method, path and body: required
+ *         .maxAttempts(HttpIdempotency.NO_ATTEMPT_LIMIT)        // the draft's behaviour; see below
+ *         .build();
+ * HttpIdempotency idempotency = HttpIdempotency.builder(keys, dataSource).build();
+ * }</pre>
+ *
+ * <p>The store's options apply: its {@code lease} is how long a request may run before a
+ * retry with its key may run it again; its retention is how long responses are replayed (run
+ * the inbox's {@code retentionTask(..)} to purge them); its payload limit caps the stored
+ * response body; its listener hears every outcome.
  *
  * <table>
  * <caption>What a request gets</caption>
@@ -61,13 +72,25 @@ import org.slf4j.LoggerFactory;
  * <tr><td>same key after a 5xx or an exception</td><td>the application runs again: 5xx
  *     outcomes are not stored, and however many there were, they never lock the key</td></tr>
  * <tr><td>same key after a request that outlived its lease (it hung, or the process stopped)</td>
- *     <td>409 while the lease holds, then the application runs again; with a configured
- *     {@link Builder#maxAttempts}, see there</td></tr>
- * <tr><td>same key, DEAD (only with a configured {@link Builder#maxAttempts})</td><td>500,
- *     problem+json; the application does not run</td></tr>
+ *     <td>409 while the lease holds, then the application runs again, until the store's
+ *     {@code maxAttempts} such runs (see below)</td></tr>
+ * <tr><td>same key, DEAD</td><td>500, problem+json; the application does not run</td></tr>
  * <tr><td>the request ran longer than the lease and a retry took it over (transactional
  *     handlers only)</td><td>409, problem+json; the late request's writes are rolled back</td></tr>
  * </table>
+ *
+ * <h2>Attempts</h2>
+ * A run ends without an answer when it outlives its lease: the request hung, or the process
+ * stopped. The next request with the key after the lease ran out takes the key over and runs
+ * again; once the store's {@code maxAttempts} runs have ended that way, that request instead
+ * makes the key DEAD, and it and every later request with the key get 500 (problem+json)
+ * without the application running, until an operator resets the key ({@code resetDead}; DEAD
+ * keys are never purged, {@code listDead} lists them). A 5xx answer or an exception releases the
+ * key and is not such a run, so 5xx answers never make a key DEAD. A client, not the server,
+ * decides how often to retry, and the draft lets every retry after a 5xx run again; the lease
+ * already allows at most one run of a key at a time. So an inbox for HTTP is usually built with
+ * {@link #NO_ATTEMPT_LIMIT}; a limit guards against a request that hangs or kills the process
+ * every time it runs, at the price of a key that no client can use again.
  *
  * <h2>The key</h2>
  * The draft defines {@code Idempotency-Key} as an RFC 8941 structured-header string, so
@@ -124,8 +147,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Cost per keyed request: one committed round trip to claim, one to store the response
  * (in the application's transaction with the transactional form); two claims when the key was
- * seen before. Responses are kept for the inbox's retention window; run
- * {@code inbox().retentionTask(..)} to purge them.
+ * seen before. On a {@code RedisStore}: one Lua script for each.
  *
  * <p>Immutable and thread-safe.
  */
@@ -145,16 +167,12 @@ public final class HttpIdempotency {
     public static final String REPLAYED_HEADER = "Idempotent-Replayed";
     /** Default {@link Builder#maxBodyBytes}: 1 MiB. */
     public static final int DEFAULT_MAX_BODY_BYTES = Inbox.DEFAULT_MAX_PAYLOAD_BYTES;
-    /** {@link Builder#maxAttempts} that never makes a key DEAD: {@value}. */
-    public static final int NO_ATTEMPT_LIMIT = Integer.MAX_VALUE;
-    /** Default {@link Builder#maxAttempts}: {@link #NO_ATTEMPT_LIMIT}, no limit. */
-    public static final int DEFAULT_MAX_ATTEMPTS = NO_ATTEMPT_LIMIT;
-
     /**
-     * How much of a refused (over-cap) request body the {@code HttpServer} adapters read and
-     * drop after answering 413, so that the client can read the answer: 16 MiB.
+     * The inbox's {@code maxAttempts} that never makes a key DEAD: {@value}. The draft lets
+     * every retry run again, so a database inbox for HTTP is usually built with it; see the
+     * class description.
      */
-    static final long MAX_SKIPPED_BYTES = 16L << 20;
+    public static final int NO_ATTEMPT_LIMIT = Integer.MAX_VALUE;
 
     /** Message header names that carry the request line into the fingerprint. */
     static final String METHOD = ":method";
@@ -162,8 +180,10 @@ public final class HttpIdempotency {
 
     private static final Logger log = LoggerFactory.getLogger(HttpIdempotency.class);
 
-    private final Inbox inbox;
-    private final DataSource ds;
+    private final TwoPhaseStore store;
+    /** The database inbox and its {@code DataSource}, for the transactional form; null on a store alone. */
+    private final @Nullable Inbox inbox;
+    private final @Nullable DataSource ds;
     private final String headerName;
     private final Predicate<HttpRequestData> keyRequired;
     private final Set<String> replayedHeaders;
@@ -171,45 +191,57 @@ public final class HttpIdempotency {
     private final int maxBodyBytes;
 
     private HttpIdempotency(Builder b) {
+        this.store = b.store;
+        this.inbox = b.inbox;
         this.ds = b.ds;
         this.headerName = b.headerName;
         this.keyRequired = b.keyRequired;
         this.replayedHeaders = Set.copyOf(b.replayedHeaders);
         this.tenant = b.tenant;
         this.maxBodyBytes = b.maxBodyBytes;
-        this.inbox = wrapped(b, Inbox.builder(b.consumer)
-                .tables(b.tables)
-                .lease(b.lease)
-                .retention(b.retention)
-                .clock(b.clock)
-                .maxPayloadBytes(b.maxBodyBytes)
-                .maxAttempts(b.maxAttempts)
-                .listener(b.listener)
-                .fingerprint(HttpIdempotency::fingerprint)
-                .build());
-    }
-
-    private static Inbox wrapped(Builder b, Inbox built) {
-        Inbox wrapped = b.inboxWrapper.apply(built);
-        if (wrapped == null || !built.consumer().equals(wrapped.consumer())) {
-            throw new ConfigException("wrapInbox must return an inbox of consumer " + Texts.quote(built.consumer())
-                    + ", but returned " + (wrapped == null ? "null" : "one of " + Texts.quote(wrapped.consumer())));
-        }
-        return wrapped;
     }
 
     /**
-     * A builder for requests of {@code consumer} (a name for this API, stored with every key;
-     * see {@link Inbox#builder(String)}), stored through {@code ds}, which also provides the
-     * transactions of {@linkplain TransactionalRequestHandler transactional handlers}.
+     * A builder for requests whose keys the database inbox {@code inbox} keeps, through
+     * {@code ds}, which also provides the transactions of
+     * {@linkplain TransactionalRequestHandler transactional handlers}. The inbox must
+     * fingerprint requests with {@link #fingerprint()} (checked by {@link Builder#build()}); its
+     * options decide the rest: {@code lease} (how long a request may run before a retry may run
+     * it again), {@code retention} (how long responses are replayed), {@code maxPayloadBytes}
+     * (the largest stored response body), {@code maxAttempts}, {@code listener}. A
+     * {@code HybridInbox} of the {@code txbox-redis} module in front of the database inbox
+     * works the same way.
      */
-    public static Builder builder(DataSource ds, String consumer) {
-        return new Builder(ds, consumer);
+    public static Builder builder(Inbox inbox, DataSource ds) {
+        Args.configured(inbox, "inbox");
+        Args.configured(ds, "ds");
+        return new Builder(inbox.twoPhase(ds), inbox, ds);
     }
 
-    /** The inbox that stores the keys: for {@code retentionTask}, {@code listDead} and the like. */
-    public Inbox inbox() {
-        return inbox;
+    /**
+     * A builder for requests whose keys {@code store} keeps, for example a {@code RedisStore}
+     * of the {@code txbox-redis} module, for a service without a relational database. Only the
+     * form without database effects, {@link #handle(HttpRequestData, RequestHandler)}, is
+     * available: the transactional form needs {@link #builder(Inbox, DataSource)}. The store
+     * must fingerprint requests with {@link #fingerprint()} (checked by {@link Builder#build()}).
+     */
+    public static Builder builder(TwoPhaseStore store) {
+        return new Builder(Args.configured(store, "store"), null, null);
+    }
+
+    /**
+     * The fingerprint the store behind this helper must use: SHA-256 over the request's method,
+     * path and body, so that a key reused for another request is refused (422) rather than
+     * answered with the other request's response. Pass it to the inbox's (or store's)
+     * {@code fingerprint(..)} option.
+     */
+    public static Fingerprint fingerprint() {
+        return HttpIdempotency::digest;
+    }
+
+    /** The store that keeps the keys: the consumer, and the claims themselves. */
+    public TwoPhaseStore store() {
+        return store;
     }
 
     /**
@@ -270,11 +302,28 @@ public final class HttpIdempotency {
      *
      * <p>Cost: the connection is held from the start of the handler to the commit; the entry's
      * row is locked from the completion to the commit.
+     *
+     * @throws IllegalStateException if this helper was built on a two-phase store alone
+     *     ({@link #builder(TwoPhaseStore)}), which has no database transaction to join
      */
     public HttpResponseData handle(HttpRequestData request, TransactionalRequestHandler handler) {
         Args.notNull(request, "request");
         Args.notNull(handler, "handler");
+        requireTransactions();
         return idempotent(request, claim -> runInTransaction(handler, request, claim));
+    }
+
+    /**
+     * The transactional form needs the database inbox: refused when built on a store alone,
+     * before any request, so that the mistake shows at start-up.
+     */
+    private void requireTransactions() {
+        if (inbox == null || ds == null) {
+            throw new IllegalStateException("the transactional form stores the response in the request's database "
+                    + "transaction, but this helper of consumer " + Texts.quote(store.consumer()) + " was built on a "
+                    + "two-phase store alone (" + store + "); build it with HttpIdempotency.builder(inbox, dataSource), "
+                    + "or use the form without database effects");
+        }
     }
 
     /** What runs once a request may run: with its acquired claim, or {@code null} when it has no key. */
@@ -309,14 +358,14 @@ public final class HttpIdempotency {
                 .build();
         Claim claim;
         try {
-            claim = inbox.claim(ds, message);
+            claim = store.claim(message);
         } catch (KeyReuseException e) {
             return Problems.problem(422, "Unprocessable Content", "The " + headerName + " " + Texts.quote(key)
                     + " was already used for a different request (method, path or body differ).");
         } catch (InvalidInputException e) {
             return Problems.problem(400, "Bad Request", "Invalid " + headerName + ": " + e.getMessage());
         } catch (TxboxException e) {
-            log.error("{} - cannot claim idempotency key {}: {}", inbox.consumer(), Texts.quote(key), e.toString());
+            log.error("{} - cannot claim idempotency key {}: {}", store.consumer(), Texts.quote(key), e.toString());
             return unavailable("The request could not be recorded; it did not run.");
         }
         return switch (claim.status()) {
@@ -336,16 +385,16 @@ public final class HttpIdempotency {
         try {
             if (response.status() >= 500) {
                 // Not stored, per the draft: the client may retry and run it again.
-                inbox.release(ds, claim);
+                store.release(claim);
             } else {
-                inbox.complete(ds, claim, response.status(), replayed(response.headers()), response.body());
+                store.complete(claim, response.status(), replayed(response.headers()), response.body());
             }
         } catch (LeaseLostException e) {
             log.warn("{} - response for key {} not stored: the claim was taken over (the request ran longer than "
-                    + "the lease)", inbox.consumer(), Texts.quote(claim.key()));
+                    + "the lease)", store.consumer(), Texts.quote(claim.key()));
         } catch (TxboxException e) {
             log.error("{} - response for key {} not stored; a retry after the lease runs it again: {}",
-                    inbox.consumer(), Texts.quote(claim.key()), e.toString());
+                    store.consumer(), Texts.quote(claim.key()), e.toString());
         }
         return response;
     }
@@ -367,21 +416,26 @@ public final class HttpIdempotency {
         HttpResponseData answer;
         boolean release = true;
         String what = claim == null ? request.method() + " " + request.path() : "key " + Texts.quote(claim.key());
-        try (Connection tx = ds.getConnection()) {
+        try (Connection tx = Objects.requireNonNull(ds).getConnection()) {
             boolean autoCommit = tx.getAutoCommit();
             tx.setAutoCommit(false);
             try {
                 answer = runAndComplete(handler, request, claim, tx);
                 release = answer.status() >= 500;
             } finally {
-                restoreAutoCommit(tx, autoCommit);
+                if (autoCommit) {
+                    SQLException e = Connections.restoreAutoCommit(tx);
+                    if (e != null) {
+                        log.debug("{} - cannot restore auto-commit: {}", store.consumer(), e.toString());
+                    }
+                }
             }
         } catch (SQLException e) {
             // No connection, or the commit failed: rolled back, or (a lost connection during
             // the commit) unknown. Releasing is safe either way: it is fenced, and a commit that
             // went through has completed the entry, so the release finds nothing to release.
             log.error("{} - transaction for {} failed; a retry with the same {} runs it again unless it committed: {}",
-                    inbox.consumer(), what, headerName, e.toString());
+                    store.consumer(), what, headerName, e.toString());
             answer = unavailable("The request could not be completed; its outcome is unknown.");
         }
         if (release && claim != null) {
@@ -407,24 +461,24 @@ public final class HttpIdempotency {
         }
         if (claim != null) {
             try {
-                inbox.complete(tx, claim, response.status(), replayed(response.headers()), response.body());
+                Objects.requireNonNull(inbox).complete(tx, claim, response.status(), replayed(response.headers()), response.body());
             } catch (LeaseLostException e) {
                 rollbackQuietly(tx);
                 log.warn("{} - key {} was taken over by a retry while this request ran (longer than the lease); "
-                        + "its writes are rolled back", inbox.consumer(), Texts.quote(claim.key()));
+                        + "its writes are rolled back", store.consumer(), Texts.quote(claim.key()));
                 return Problems.problem(409, "Conflict", "The request with the " + headerName + " "
                         + Texts.quote(claim.key()) + " ran longer than allowed and was taken over by a retry; "
                         + "this run had no effect. Retry to get the response.");
             } catch (InvalidInputException e) {
                 rollbackQuietly(tx);
                 log.error("{} - response for key {} cannot be stored, the request is rolled back: {}",
-                        inbox.consumer(), Texts.quote(claim.key()), e.getMessage());
+                        store.consumer(), Texts.quote(claim.key()), e.getMessage());
                 return Problems.problem(500, "Internal Server Error", "The response could not be recorded; "
                         + "the request had no effect.");
             } catch (TxboxException e) {
                 rollbackQuietly(tx);
                 log.error("{} - response for key {} not stored, the request is rolled back: {}",
-                        inbox.consumer(), Texts.quote(claim.key()), e.toString());
+                        store.consumer(), Texts.quote(claim.key()), e.toString());
                 return unavailable("The request could not be recorded; it had no effect.");
             }
         }
@@ -433,7 +487,7 @@ public final class HttpIdempotency {
     }
 
     private HttpResponseData failed(HttpRequestData request, Exception e) {
-        log.error("{} - request handler failed for {} {}", inbox.consumer(), request.method(), request.path(), e);
+        log.error("{} - request handler failed for {} {}", store.consumer(), request.method(), request.path(), e);
         return Problems.problem(500, "Internal Server Error", "The request failed. It was not recorded; "
                 + "a retry with the same " + headerName + " runs it again.");
     }
@@ -445,32 +499,20 @@ public final class HttpIdempotency {
 
     private void releaseQuietly(Claim claim) {
         try {
-            inbox.release(ds, claim);
+            store.release(claim);
         } catch (LeaseLostException e) {
-            log.info("{} - key {} not released: completed or taken over meanwhile", inbox.consumer(),
+            log.info("{} - key {} not released: completed or taken over meanwhile", store.consumer(),
                     Texts.quote(claim.key()));
         } catch (TxboxException e) {
-            log.error("{} - key {} not released; a retry after the lease runs it again: {}", inbox.consumer(),
+            log.error("{} - key {} not released; a retry after the lease runs it again: {}", store.consumer(),
                     Texts.quote(claim.key()), e.toString());
         }
     }
 
     private void rollbackQuietly(Connection tx) {
-        try {
-            tx.rollback();
-        } catch (SQLException e) {
-            log.warn("{} - rollback failed: {}", inbox.consumer(), e.toString());
-        }
-    }
-
-    private static void restoreAutoCommit(Connection tx, boolean autoCommit) {
-        if (autoCommit) {
-            try {
-                tx.setAutoCommit(true);
-            } catch (SQLException e) {
-                // the connection is closed next; a pool resets it anyway
-                log.debug("cannot restore auto-commit: {}", e.toString());
-            }
+        SQLException e = Connections.rollbackQuietly(tx);
+        if (e != null) {
+            log.warn("{} - rollback failed: {}", store.consumer(), e.toString());
         }
     }
 
@@ -490,8 +532,31 @@ public final class HttpIdempotency {
         return new HttpResponseData(r.status(), headers, r.body());
     }
 
+    /**
+     * Refuses a store whose fingerprint would let a key reused for another request replay the
+     * first one's response: two requests that differ only in method, or only in path, must get
+     * different fingerprints.
+     */
+    static void checkFingerprint(TwoPhaseStore store) {
+        Fingerprint f = store.fingerprint();
+        byte[] body = new byte[0];
+        byte[] get = f.of(request("GET", "/", body));
+        byte[] post = f.of(request("POST", "/", body));
+        byte[] other = f.of(request("GET", "/other", body));
+        if (get == null || Arrays.equals(get, post) || Arrays.equals(get, other)) {
+            throw new ConfigException("the two-phase store of consumer " + Texts.quote(store.consumer())
+                    + " does not fingerprint the request method and path, so a key reused for another request "
+                    + "would replay that request's response; build the inbox (or store) with "
+                    + ".fingerprint(HttpIdempotency.fingerprint())");
+        }
+    }
+
+    private static InboundMessage request(String method, String path, byte[] body) {
+        return InboundMessage.builder("fingerprint-check", body).header(METHOD, method).header(PATH, path).build();
+    }
+
     /** SHA-256 over method, path and body, separated so that no two requests share an encoding. */
-    static byte[] fingerprint(InboundMessage m) {
+    private static byte[] digest(InboundMessage m) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
             digest.update(Objects.requireNonNull(m.header(METHOD)).getBytes(StandardCharsets.UTF_8));
@@ -529,7 +594,7 @@ public final class HttpIdempotency {
      */
     public HttpHandler forHttpServer(HttpHandler delegate) {
         Args.notNull(delegate, "delegate");
-        return adapter((exchange, request) -> handle(request, r -> {
+        return HttpServerAdapter.of(maxBodyBytes, (exchange, request) -> handle(request, r -> {
             BufferingExchange buffered = new BufferingExchange(exchange, r.body());
             delegate.handle(buffered);
             return buffered.response();
@@ -541,67 +606,17 @@ public final class HttpIdempotency {
      * {@code delegate} at most once, in a transaction that also stores its response (see
      * {@link #handle(HttpRequestData, TransactionalRequestHandler)}), and replays are answered
      * without calling it. The delegate's response is buffered in memory before it is sent.
+     *
+     * @throws IllegalStateException if this helper was built on a two-phase store alone
      */
     public HttpHandler forHttpServer(TransactionalHttpHandler delegate) {
         Args.notNull(delegate, "delegate");
-        return adapter((exchange, request) -> handle(request, (tx, r) -> {
+        requireTransactions();
+        return HttpServerAdapter.of(maxBodyBytes, (exchange, request) -> handle(request, (tx, r) -> {
             BufferingExchange buffered = new BufferingExchange(exchange, r.body());
             delegate.handle(tx, buffered);
             return buffered.response();
         }));
-    }
-
-    @FunctionalInterface
-    private interface Exchanges {
-        HttpResponseData answer(HttpExchange exchange, HttpRequestData request);
-    }
-
-    private HttpHandler adapter(Exchanges answer) {
-        return exchange -> {
-            try (exchange; InputStream in = exchange.getRequestBody()) {
-                byte[] body = in.readNBytes(maxBodyBytes + 1);
-                String target = exchange.getRequestURI().getRawPath()
-                        + (exchange.getRequestURI().getRawQuery() == null ? "" : "?" + exchange.getRequestURI().getRawQuery());
-                HttpRequestData request = new HttpRequestData(exchange.getRequestMethod(), target,
-                        exchange.getRequestHeaders(), body);
-                // A body over the cap was read only in part: the rest is skipped after the answer
-                // is out, because closing a socket with unread data resets it and can destroy
-                // the 413 on its way to the client.
-                send(exchange, answer.answer(exchange, request), body.length > maxBodyBytes ? in : null);
-            }
-        };
-    }
-
-    private static void send(HttpExchange exchange, HttpResponseData response, @Nullable InputStream unread)
-            throws IOException {
-        response.headers().forEach((name, values) -> exchange.getResponseHeaders().put(name, values));
-        byte[] body = response.body();
-        boolean noBody = body.length == 0 || response.status() == 204 || response.status() == 304
-                || "HEAD".equalsIgnoreCase(exchange.getRequestMethod());
-        exchange.sendResponseHeaders(response.status(), noBody ? -1 : body.length);
-        if (!noBody) {
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(body);
-                out.flush();
-                if (unread != null) {
-                    skipRest(unread);
-                }
-            }
-        }
-    }
-
-    /** Reads and drops what is left of a refused request body, at most {@value #MAX_SKIPPED_BYTES} bytes. */
-    private static void skipRest(InputStream in) {
-        byte[] buffer = new byte[8192];
-        long left = MAX_SKIPPED_BYTES;
-        try {
-            for (int n; left > 0 && (n = in.read(buffer, 0, (int) Math.min(buffer.length, left))) > 0; ) {
-                left -= n;
-            }
-        } catch (IOException e) {
-            // the client gave up; the connection is closed next anyway
-            log.debug("request body not skipped: {}", e.toString());
-        }
     }
 
     /**
@@ -609,31 +624,19 @@ public final class HttpIdempotency {
      * option and the bad value.
      */
     public static final class Builder {
-        private final DataSource ds;
-        private final String consumer;
-        private TxboxTables tables = TxboxTables.defaults();
+        private final TwoPhaseStore store;
+        private final @Nullable Inbox inbox;
+        private final @Nullable DataSource ds;
         private String headerName = DEFAULT_HEADER;
         private Predicate<HttpRequestData> keyRequired = r -> true;
         private Set<String> replayedHeaders = DEFAULT_REPLAYED_HEADERS;
         private Function<HttpRequestData, @Nullable String> tenant = r -> null;
         private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
-        private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
-        private Duration lease = Inbox.DEFAULT_LEASE;
-        private Duration retention = Inbox.DEFAULT_RETENTION;
-        private Clock clock = Clock.systemUTC();
-        private InboxListener listener = InboxListener.NONE;
-        private UnaryOperator<Inbox> inboxWrapper = UnaryOperator.identity();
 
-        private Builder(DataSource ds, String consumer) {
-            this.ds = Args.configured(ds, "ds");
-            Inbox.builder(Args.configured(consumer, "consumer")); // checks the name now, not at build()
-            this.consumer = consumer;
-        }
-
-        /** Where the tables live; default {@link TxboxTables#defaults()}. */
-        public Builder tables(TxboxTables tables) {
-            this.tables = Args.configured(tables, "tables");
-            return this;
+        private Builder(TwoPhaseStore store, @Nullable Inbox inbox, @Nullable DataSource ds) {
+            this.store = store;
+            this.inbox = inbox;
+            this.ds = ds;
         }
 
         /** The request header carrying the key; default {@value HttpIdempotency#DEFAULT_HEADER}. */
@@ -701,73 +704,13 @@ public final class HttpIdempotency {
         }
 
         /**
-         * How many times a key's runs may end without an answer before the key is DEAD;
-         * default {@link HttpIdempotency#NO_ATTEMPT_LIMIT}: never. At least 1.
+         * An immutable, thread-safe helper.
          *
-         * <p>A run ends without an answer when it outlives its {@linkplain #lease lease}: the
-         * request hung, or the process stopped. The next request with the key after the lease
-         * ran out takes the key over and runs again; once {@code maxAttempts} runs have ended
-         * that way, that request instead makes the key DEAD, and it and every later request
-         * with the key get 500 (problem+json) without the application running, until an
-         * operator calls {@code inbox().resetDead(ds, key)} (DEAD keys are never purged;
-         * {@code inbox().listDead(..)} lists them). A 5xx answer or an exception releases the
-         * key and is not such a run, so 5xx answers never make a key DEAD.
-         *
-         * <p>Why no limit by default: a client, not the server, decides how often to retry, and
-         * the draft lets every retry after a 5xx run again; the lease already allows at most
-         * one run of a key at a time. A limit guards against a request that hangs or kills the
-         * process every time it runs, at the price of a key that no client can use again.
+         * @throws ConfigException if the store does not fingerprint requests by method, path
+         *     and body (build it with {@link HttpIdempotency#fingerprint()})
          */
-        public Builder maxAttempts(int maxAttempts) {
-            if (maxAttempts < 1) {
-                throw new ConfigException("maxAttempts must be at least 1, but was " + maxAttempts);
-            }
-            this.maxAttempts = maxAttempts;
-            return this;
-        }
-
-        /**
-         * How long a request may run before another request with its key may run it again;
-         * default 30 s. See {@link Inbox.Builder#lease}.
-         */
-        public Builder lease(Duration lease) {
-            Inbox.builder(consumer).lease(Args.configured(lease, "lease"));
-            this.lease = lease;
-            return this;
-        }
-
-        /** How long responses are kept for replay; default 7 days. See {@link Inbox.Builder#retention}. */
-        public Builder retention(Duration retention) {
-            Inbox.builder(consumer).retention(Args.configured(retention, "retention"));
-            this.retention = retention;
-            return this;
-        }
-
-        /** The clock for the retention cutoff; default the system UTC clock. */
-        public Builder clock(Clock clock) {
-            this.clock = Args.configured(clock, "clock");
-            return this;
-        }
-
-        /** Hears every outcome (metrics); default none. */
-        public Builder listener(InboxListener listener) {
-            this.listener = Args.configured(listener, "listener");
-            return this;
-        }
-
-        /**
-         * Wraps the inbox this helper builds before any request uses it, for example in the
-         * Redis fast path of the {@code txbox-redis} module:
-         * {@code .wrapInbox(db -> HybridInbox.builder(db).build())}. The wrapper gets the
-         * configured database inbox and must return an inbox of the same consumer; closing
-         * what it creates is the caller's job. Default: none.
-         */
-        public Builder wrapInbox(UnaryOperator<Inbox> wrapper) {
-            this.inboxWrapper = Args.configured(wrapper, "wrapInbox");
-            return this;
-        }
-
         public HttpIdempotency build() {
+            checkFingerprint(store);
             return new HttpIdempotency(this);
         }
     }

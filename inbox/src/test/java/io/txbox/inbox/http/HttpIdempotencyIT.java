@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpServer;
 import io.txbox.TxboxTables;
+import io.txbox.inbox.Inbox;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestPostgres;
 import java.io.OutputStream;
@@ -29,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -65,7 +67,7 @@ class HttpIdempotencyIT {
         TxboxMigrations.migrate(PG.dataSource(), tables);
         effects = PG.schema() + ".effects";
         execute("CREATE TABLE " + effects + " (idempotency_key text NOT NULL, n int NOT NULL)");
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "orders-api").tables(tables).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("orders-api"), PG.dataSource()).build();
 
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.setExecutor(Executors.newFixedThreadPool(4));
@@ -87,7 +89,7 @@ class HttpIdempotencyIT {
                 o.write(out);
             }
         }));
-        HttpIdempotency transactional = HttpIdempotency.builder(PG.dataSource(), "orders-api-tx").tables(tables).build();
+        HttpIdempotency transactional = HttpIdempotency.builder(keys("orders-api-tx"), PG.dataSource()).build();
         server.createContext("/tx-orders", transactional.forHttpServer((tx, exchange) -> {
             int n = calls.incrementAndGet();
             insertEffect(tx, exchange.getRequestHeaders().getFirst("Idempotency-Key"), n);
@@ -98,7 +100,7 @@ class HttpIdempotencyIT {
                 o.write(out);
             }
         }));
-        HttpIdempotency keyOptional = HttpIdempotency.builder(PG.dataSource(), "capped-api").tables(tables)
+        HttpIdempotency keyOptional = HttpIdempotency.builder(keys("capped-api"), PG.dataSource())
                 .keyRequired(r -> false).maxBodyBytes(CAP).build();
         server.createContext("/capped", keyOptional.forHttpServer(exchange -> {
             calls.incrementAndGet();
@@ -251,8 +253,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_frameworkNeutral_exceptionIs500AndNotCached() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "neutral")
-                .tables(TxboxTables.inSchema(PG.schema())).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("neutral"), PG.dataSource()).build();
         HttpRequestData request = new HttpRequestData("POST", "/pay",
                 Map.of("idempotency-key", List.of("n-1")), "x".getBytes(UTF_8));
 
@@ -273,8 +274,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_keyOptionalForSomeRequests_runsWithoutIdempotency() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "optional")
-                .tables(TxboxTables.inSchema(PG.schema()))
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("optional"), PG.dataSource())
                 .keyRequired(r -> !r.method().equals("GET"))
                 .build();
         HttpRequestData get = new HttpRequestData("GET", "/orders/1", Map.of(), null);
@@ -284,8 +284,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_bodyOverCap_is413() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "capped")
-                .tables(TxboxTables.inSchema(PG.schema())).maxBodyBytes(10).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("capped"), PG.dataSource()).maxBodyBytes(10).build();
         HttpRequestData big = new HttpRequestData("POST", "/x", Map.of("Idempotency-Key", List.of("big")),
                 new byte[11]);
         assertThat(idempotency.handle(big, r -> HttpResponseData.of(200, "text/plain", "no")).status())
@@ -300,7 +299,8 @@ class HttpIdempotencyIT {
      */
     @Test
     void handle_fiveServerErrorsThenLeaseOutlived_retryStillRuns() throws Exception {
-        HttpIdempotency idempotency = shortLease("attempts-default");
+        Inbox keys = keys("attempts-default", b -> b.lease(Duration.ofMillis(300)));
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys, PG.dataSource()).build();
         HttpRequestData request = request("attempts-1");
         for (int i = 0; i < 5; i++) {
             assertThat(idempotency.handle(request, r -> HttpResponseData.of(503, "text/plain", "busy")).status())
@@ -327,7 +327,7 @@ class HttpIdempotencyIT {
         assertThat(retry.body()).asString(UTF_8).isEqualTo("ran");
         assertThat(replay.body()).asString(UTF_8).isEqualTo("ran");
         assertThat(replay.header(HttpIdempotency.REPLAYED_HEADER)).isEqualTo("true");
-        assertThat(idempotency.inbox().listDead(PG.dataSource(), 10)).isEmpty();
+        assertThat(keys.listDead(PG.dataSource(), 10)).isEmpty();
     }
 
     @Test
@@ -362,8 +362,8 @@ class HttpIdempotencyIT {
     /** A configured limit counts only runs that outlived their lease: 5xx answers release the key. */
     @Test
     void handle_maxAttemptsConfigured_serverErrorsDoNotCount() throws Exception {
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "attempts-5xx").tables(tables)
-                .lease(Duration.ofMillis(300)).maxAttempts(2).build();
+        Inbox keys = keys("attempts-5xx", b -> b.lease(Duration.ofMillis(300)).maxAttempts(2));
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys, PG.dataSource()).build();
         HttpRequestData request = request("attempts-4");
         for (int i = 0; i < 5; i++) {
             assertThat(idempotency.handle(request, r -> HttpResponseData.of(503, "text/plain", "busy")).status())
@@ -385,7 +385,7 @@ class HttpIdempotencyIT {
 
         assertThat(retry.status()).isEqualTo(201);
         assertThat(retry.body()).asString(UTF_8).isEqualTo("ran");
-        assertThat(idempotency.inbox().listDead(PG.dataSource(), 10)).isEmpty();
+        assertThat(keys.listDead(PG.dataSource(), 10)).isEmpty();
     }
 
     /**
@@ -394,8 +394,8 @@ class HttpIdempotencyIT {
      */
     @Test
     void handle_maxAttemptsConfigured_keyIsDeadAfterThatManyRunsOutlivedTheirLease() throws Exception {
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "attempts-limit").tables(tables)
-                .lease(Duration.ofMillis(300)).maxAttempts(2).build();
+        Inbox keys = keys("attempts-limit", b -> b.lease(Duration.ofMillis(300)).maxAttempts(2));
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys, PG.dataSource()).build();
         HttpRequestData request = request("attempts-3");
         ExecutorService stallers = Executors.newFixedThreadPool(2);
         CountDownLatch resume = new CountDownLatch(1);
@@ -424,7 +424,7 @@ class HttpIdempotencyIT {
             assertThat(dead.body()).asString(UTF_8).contains("outlived its lease too often");
             assertThat(stillDead.status()).isEqualTo(500);
             assertThat(runs).hasValue(2);
-            assertThat(idempotency.inbox().resetDead(PG.dataSource(), "attempts-3")).isTrue();
+            assertThat(keys.resetDead(PG.dataSource(), "attempts-3")).isTrue();
             resume.countDown();
             assertThat(idempotency.handle(request, r -> HttpResponseData.of(201, "text/plain", "ran")).status())
                     .isEqualTo(201);
@@ -499,7 +499,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_transactional_unkeyedBodyOverCap_is413AndNothingRuns() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "tx-capped").tables(tables)
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-capped"), PG.dataSource())
                 .keyRequired(r -> false).maxBodyBytes(10).build();
         HttpRequestData big = new HttpRequestData("POST", "/x", Map.of(), new byte[11]);
 
@@ -554,7 +554,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_quotedKeyWithNonAscii_is400NamingTheCharacter() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "sf-ascii").tables(tables).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("sf-ascii"), PG.dataSource()).build();
         HttpRequestData request = new HttpRequestData("POST", "/x",
                 Map.of("Idempotency-Key", List.of("\"caf\u00e9\"")), new byte[0]);
 
@@ -675,8 +675,7 @@ class HttpIdempotencyIT {
      */
     @Test
     void handle_transactional_connectionDiesBeforeCommit_noEffectAndRetryRunsOnce() throws Exception {
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "tx-dies")
-                .tables(tables).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-dies"), PG.dataSource()).build();
         HttpRequestData request = request("dies-tx");
 
         HttpResponseData died = idempotency.handle(request, (tx, r) -> {
@@ -699,7 +698,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_transactional_exceptionRollsBackWritesAndIsNotCached() throws Exception {
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "tx-throws").tables(tables).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-throws"), PG.dataSource()).build();
         HttpRequestData request = request("throws-tx");
 
         HttpResponseData failed = idempotency.handle(request, (tx, r) -> {
@@ -718,7 +717,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_transactional_keyOptional_runsAndCommitsWithoutEntry() throws Exception {
-        HttpIdempotency idempotency = HttpIdempotency.builder(PG.dataSource(), "tx-optional").tables(tables)
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-optional"), PG.dataSource())
                 .keyRequired(r -> false).build();
         HttpRequestData keyless = new HttpRequestData("POST", "/orders", Map.of(), "x".getBytes(UTF_8));
 
@@ -760,7 +759,17 @@ class HttpIdempotencyIT {
     }
 
     private static HttpIdempotency shortLease(String consumer) {
-        return HttpIdempotency.builder(PG.dataSource(), consumer).tables(tables).lease(Duration.ofMillis(300)).build();
+        return HttpIdempotency.builder(keys(consumer, b -> b.lease(Duration.ofMillis(300))), PG.dataSource()).build();
+    }
+
+    /** The database inbox that keeps the keys of {@code consumer}, as an HTTP helper needs it. */
+    private static Inbox keys(String consumer) {
+        return keys(consumer, b -> b);
+    }
+
+    private static Inbox keys(String consumer, UnaryOperator<Inbox.Builder> options) {
+        return options.apply(Inbox.builder(consumer).tables(tables).fingerprint(HttpIdempotency.fingerprint())
+                .maxAttempts(HttpIdempotency.NO_ATTEMPT_LIMIT)).build();
     }
 
     private static HttpRequestData request(String key) {

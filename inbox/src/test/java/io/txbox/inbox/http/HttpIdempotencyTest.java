@@ -6,15 +6,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.ConfigException;
 import io.txbox.InvalidInputException;
+import io.txbox.inbox.Fingerprint;
 import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.Inbox;
+import io.txbox.inbox.TwoPhaseStore;
+import io.txbox.testkit.NullArguments;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 class HttpIdempotencyTest {
+    /** Never asked for a connection: these tests stop before any database work. */
+    private static final DataSource ds = NullArguments.untouchable(DataSource.class);
+
     private static byte[] fp(String method, String path, String body) {
-        return HttpIdempotency.fingerprint(InboundMessage.builder("k", body.getBytes(UTF_8))
+        return HttpIdempotency.fingerprint().of(InboundMessage.builder("k", body.getBytes(UTF_8))
                 .header(HttpIdempotency.METHOD, method).header(HttpIdempotency.PATH, path).build());
     }
 
@@ -67,7 +74,7 @@ class HttpIdempotencyTest {
     void keyHeader_malformedSfString_isRefusedNamingTheProblem() {
         assertThatThrownBy(() -> KeyHeader.parse("Idempotency-Key", "\"abc"))
                 .isInstanceOf(InvalidInputException.class)
-                .hasMessage("Idempotency-Key \"\"abc\" is not a valid structured-header string: "
+                .hasMessage("Idempotency-Key \"\\\"abc\" is not a valid structured-header string: "
                         + "the quoted string has no closing quote");
         assertThatThrownBy(() -> KeyHeader.parse("Idempotency-Key", "\"ab\\"))
                 .hasMessageContaining("ends with a backslash and has no closing quote");
@@ -83,11 +90,37 @@ class HttpIdempotencyTest {
 
     @Test
     void builder_badHeaderNameOrConsumer_isRejectedNamingTheValue() {
-        DataSource ds = (DataSource) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
-                new Class<?>[] {DataSource.class}, (p, m, a) -> null);
-        assertThatThrownBy(() -> HttpIdempotency.builder(ds, "api").headerName("Bad Header"))
+        Inbox keys = Inbox.builder("api").fingerprint(HttpIdempotency.fingerprint()).build();
+        assertThatThrownBy(() -> HttpIdempotency.builder(keys, ds).headerName("Bad Header"))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("\"Bad Header\"");
-        assertThatThrownBy(() -> HttpIdempotency.builder(ds, "a@b")).isInstanceOf(ConfigException.class);
-        assertThatThrownBy(() -> HttpIdempotency.builder(null, "api")).hasMessage("ds must not be null");
+        assertThatThrownBy(() -> Inbox.builder("a@b")).isInstanceOf(ConfigException.class);
+        assertThatThrownBy(() -> HttpIdempotency.builder(keys, null)).hasMessage("ds must not be null");
+    }
+
+    @Test
+    void parse_malformedQuotedKey_showsTheValueWithItsInnerQuotesEscaped() {
+        assertThatThrownBy(() -> KeyHeader.parse("Idempotency-Key", "\"\"abc\""))
+                .hasMessageStartingWith("Idempotency-Key \"\\\"\\\"abc\\\"\" is not a valid structured-header string")
+                .hasMessageContaining("it has \"abc\\\"\" after the closing quote");
+    }
+
+    @Test
+    void build_storeWithoutTheRequestFingerprint_isRejectedSayingWhatToDo() {
+        for (Fingerprint f : List.of(Fingerprint.sha256(), Fingerprint.none())) {
+            Inbox keys = Inbox.builder("api").fingerprint(f).build();
+            assertThatThrownBy(() -> HttpIdempotency.builder(keys, ds).build())
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("consumer \"api\" does not fingerprint the request method and path")
+                    .hasMessageContaining(".fingerprint(HttpIdempotency.fingerprint())");
+        }
+    }
+
+    @Test
+    void transactionalForm_onAStoreAlone_isRefusedAtOnce() {
+        TwoPhaseStore store = Inbox.builder("api").fingerprint(HttpIdempotency.fingerprint()).build().twoPhase(ds);
+        HttpIdempotency idempotency = HttpIdempotency.builder(store).build();
+        assertThatThrownBy(() -> idempotency.forHttpServer((tx, exchange) -> { }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("HttpIdempotency.builder(inbox, dataSource)");
     }
 }

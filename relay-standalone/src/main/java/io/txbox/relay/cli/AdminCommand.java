@@ -5,15 +5,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.ConfigException;
 import io.txbox.TxboxException;
-import io.txbox.internal.SqlErrors;
+import io.txbox.inbox.InboxMaintenance;
 import io.txbox.relay.DeadLetters;
-import io.txbox.relay.internal.SchemaCheck;
+import io.txbox.relay.RelayAdmin;
 import io.txbox.relay.standalone.Pools;
 import io.txbox.relay.standalone.Redaction;
 import io.txbox.relay.standalone.RelayConfig;
 import java.io.PrintWriter;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
@@ -55,11 +53,12 @@ abstract class AdminCommand implements Callable<Integer> {
         }
         RelayConfig config = configOptions.loadForAdmin(root().env);
         try (HikariDataSource pool = Pools.open(config, "txbox-admin", 2, connectTimeout, null)) {
+            RelayAdmin relay = RelayAdmin.of(pool, config.tables());
             if (needsTables()) {
-                requireTables(pool, config);
+                relay.requireTables();
             }
-            return work.apply(new Context(config, pool, new OutboxAdmin(pool, config.tables()),
-                    DeadLetters.of(pool, config.tables())));
+            return work.apply(new Context(config, pool, relay, relay.deadLetters(),
+                    InboxMaintenance.of(pool, config.tables())));
         }
     }
 
@@ -68,21 +67,9 @@ abstract class AdminCommand implements Callable<Integer> {
         return true;
     }
 
-    /** An unmigrated schema is one instruction, not a failed query with its generated SQL. */
-    private static void requireTables(HikariDataSource pool, RelayConfig config) {
-        String problem;
-        try (Connection c = pool.getConnection()) {
-            problem = SchemaCheck.problem(c, config.tables());
-        } catch (SQLException e) {
-            throw SqlErrors.translate("checking the txbox tables", e);
-        }
-        if (problem != null) {
-            throw new TxboxException(problem);
-        }
-    }
-
     /** What a command needs while its pool is open. */
-    record Context(RelayConfig config, HikariDataSource dataSource, OutboxAdmin admin, DeadLetters dead) {}
+    record Context(RelayConfig config, HikariDataSource dataSource, RelayAdmin relay, DeadLetters dead,
+            InboxMaintenance inbox) {}
 
     final TxboxCli root() {
         return (TxboxCli) spec.root().userObject();

@@ -25,15 +25,16 @@ final class InboxCommand implements Runnable {
 
     /** {@code inbox purge --older-than D}. */
     @Command(name = "purge", mixinStandardHelpOptions = true,
-            description = {"Deletes COMPLETED inbox entries completed more than --older-than ago (by the",
-                "database clock), in batches. Choose it longer than any redelivery you expect: a message",
-                "redelivered after its entry is gone runs again. DEAD, FAILED and in-flight entries are kept."})
+            description = {"Deletes COMPLETED inbox entries completed more than --older-than ago (by this",
+                "host's clock, as the inbox library's retention does), in batches, a consumer's tenant",
+                "entries included. Choose it longer than any redelivery you expect: a message redelivered",
+                "after its entry is gone runs again. DEAD, FAILED and in-flight entries are kept."})
     static final class Purge extends AdminCommand {
         @Option(names = "--older-than", required = true, paramLabel = "DURATION", converter = DurationConverter.class,
                 description = "Like 30d, 12h or P30D.")
         Duration olderThan;
 
-        @Option(names = "--consumer", paramLabel = "NAME", description = "Only this consumer's entries.")
+        @Option(names = "--consumer", paramLabel = "NAME", description = "Only this consumer's entries (its tenants' included).")
         @Nullable String consumer;
 
         @Option(names = "--dry-run", description = "Only count what would be deleted.")
@@ -41,7 +42,8 @@ final class InboxCommand implements Runnable {
 
         @Override
         public Integer call() {
-            long n = withAdmin(ctx -> ctx.admin().purgeInbox(olderThan, consumer, dryRun));
+            long n = withAdmin(ctx -> dryRun ? ctx.inbox().countCompleted(olderThan, consumer)
+                    : ctx.inbox().purgeCompleted(olderThan, consumer));
             if (json) {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put(dryRun ? "wouldPurge" : "purged", n);

@@ -1,5 +1,6 @@
 package io.txbox.relay.cli;
 
+import io.txbox.relay.RelayAdmin;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
@@ -11,9 +12,13 @@ import picocli.CommandLine.Command;
         description = {"Shows the outbox backlog and the age of its oldest row, dead entries per table",
             "(outbox dead letters, DEAD inbox entries), and the relay workers alive and lanes owned."})
 final class StatusCommand extends AdminCommand {
+    private record Report(RelayAdmin.Status relay, long inboxDead) {}
+
     @Override
     public Integer call() {
-        OutboxAdmin.Status s = withAdmin(ctx -> ctx.admin().status());
+        Report r = withAdmin(ctx -> new Report(ctx.relay().status(), ctx.inbox().countDead()));
+        RelayAdmin.Status s = r.relay();
+        long inboxDead = r.inboxDead();
         if (json) {
             Map<String, Object> outbox = new LinkedHashMap<>();
             outbox.put("pending", s.outboxRows());
@@ -26,7 +31,7 @@ final class StatusCommand extends AdminCommand {
             relay.put("ownedLanes", s.ownedLanes());
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("outbox", outbox);
-            m.put("inbox", Map.of("dead", s.inboxDead()));
+            m.put("inbox", Map.of("dead", inboxDead));
             m.put("relay", relay);
             printJson(m);
         } else {
@@ -34,7 +39,7 @@ final class StatusCommand extends AdminCommand {
                     + (s.oldestPendingAge() == null ? "-" : age(s.oldestPendingAge())));
             print("outbox  dead    " + s.outboxDead()
                     + (s.oldestDeadAt() == null ? "" : " (oldest dead since " + s.oldestDeadAt().truncatedTo(ChronoUnit.SECONDS) + ")"));
-            print("inbox   dead    " + s.inboxDead());
+            print("inbox   dead    " + inboxDead);
             print("relay   " + s.relayMembers() + " worker(s) alive, " + s.ownedLanes() + " lane(s) owned");
         }
         return TxboxCli.OK;

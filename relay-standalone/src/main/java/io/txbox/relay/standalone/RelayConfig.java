@@ -4,6 +4,8 @@ import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.TxboxTables;
 import io.txbox.relay.Relay;
+import io.txbox.relay.internal.TargetNames;
+import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.relay.standalone.ConfigSource.Raw;
 import java.nio.file.Path;
@@ -17,7 +19,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.IntConsumer;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -25,6 +30,14 @@ import org.jspecify.annotations.Nullable;
  * The validated configuration of the standalone relay process and its admin CLI. Immutable;
  * made by {@link #load}, which checks every key at once and names each bad key, its value and
  * where the value came from. Secret values never appear in {@link #toString()} or in a message.
+ *
+ * <p>There is one rule set, the library's: the relay keys go through {@link Relay.Builder}'s
+ * setters and {@code build()}, the Kafka keys through {@link KafkaPublisher.Builder}, the RabbitMQ
+ * URI through {@link RabbitPublisher.Builder#uri}, topic and exchange names through the
+ * publishers' own name rules; their {@link ConfigException}s are shown with the key, value and
+ * origin (option names and durations written as in the file). Only what the builders don't
+ * know is checked here: the syntax of numbers and durations, the pool, HTTP and health keys,
+ * which broker a destination needs, and unknown keys.
  *
  * <p>Keys (file: Java properties; every key can be overridden by an environment variable, upper
  * case with dots and dashes as underscores, for example {@code TXBOX_JDBC_PASSWORD}):
@@ -94,11 +107,20 @@ public final class RelayConfig {
             PUBLISH_TIMEOUT, LANE_LEASE, MAX_ATTEMPTS, INITIAL_BACKOFF, MAX_BACKOFF, BACKLOG_INTERVAL,
             SHUTDOWN_TIMEOUT, KAFKA_BOOTSTRAP, KAFKA_STRICT_FENCING, RABBITMQ_URI, HTTP_HOST, HTTP_PORT, HEALTH_TIMEOUT);
 
-    /** Producer properties the Kafka publisher sets itself, because delivery guarantees rest on them. */
-    static final Set<String> KAFKA_RESERVED = Set.of("acks", "enable.idempotence", "key.serializer", "transactional.id",
-            "value.serializer", "bootstrap.servers");
+    /**
+     * The builders' option names as their messages spell them, and the keys they come from here:
+     * a builder's message about an option is shown with the option's key.
+     */
+    private static final Map<String, String> BUILDER_NAMES = Map.ofEntries(Map.entry("relayId", RELAY_ID),
+            Map.entry("workers", WORKERS), Map.entry("batchSize", BATCH_SIZE), Map.entry("pollInterval", POLL_INTERVAL),
+            Map.entry("publishTimeout", PUBLISH_TIMEOUT), Map.entry("laneLease", LANE_LEASE),
+            Map.entry("maxAttempts", MAX_ATTEMPTS), Map.entry("initialBackoff", INITIAL_BACKOFF),
+            Map.entry("maxBackoff", MAX_BACKOFF), Map.entry("backlogInterval", BACKLOG_INTERVAL),
+            Map.entry("shutdownTimeout", SHUTDOWN_TIMEOUT), Map.entry("strictFencing(prefix)", KAFKA_STRICT_FENCING));
 
-    private static final Pattern KAFKA_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+    private static final Pattern BUILDER_NAME = Pattern.compile(
+            "\\b(" + String.join("|", BUILDER_NAMES.keySet()).replace("(", "\\(").replace(")", "\\)") + ")(?![\\w(])");
+    private static final Pattern ISO_DURATION = Pattern.compile("\\bPT[-0-9.HMS]+\\b");
 
     /** The broker a destination goes to. */
     public enum Broker {
@@ -443,32 +465,7 @@ public final class RelayConfig {
                 }
             }
 
-            relayId = string(RELAY_ID);
-            if (relayId != null && !relayId.matches("[A-Za-z0-9._:-]{1,200}")) {
-                error(raw.get(RELAY_ID), "must be 1 to 200 characters of [A-Za-z0-9._:-]");
-            }
-            workers = integer(WORKERS, workers, 1, 64);
-            batchSize = integer(BATCH_SIZE, batchSize, 1, Relay.MAX_BATCH_SIZE);
-            pollInterval = duration(POLL_INTERVAL, pollInterval, Duration.ofMillis(1), Duration.ofHours(1));
-            publishTimeout = duration(PUBLISH_TIMEOUT, publishTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
-            laneLease = duration(LANE_LEASE, laneLease, Duration.ofSeconds(1), Duration.ofHours(1));
-            maxAttempts = integer(MAX_ATTEMPTS, maxAttempts, 1, 1_000_000);
-            initialBackoff = duration(INITIAL_BACKOFF, initialBackoff, Duration.ofMillis(1), Duration.ofDays(1));
-            maxBackoff = duration(MAX_BACKOFF, maxBackoff, Duration.ofMillis(1), Duration.ofDays(1));
-            backlogInterval = duration(BACKLOG_INTERVAL, backlogInterval, Duration.ZERO, Duration.ofDays(1));
-            if (!backlogInterval.isZero() && backlogInterval.compareTo(Duration.ofMillis(100)) < 0) {
-                error(raw.get(BACKLOG_INTERVAL), "must be 0 (off) or at least 100ms");
-            }
-            shutdownTimeout = duration(SHUTDOWN_TIMEOUT, shutdownTimeout, Duration.ZERO, Duration.ofHours(1));
-            if (publishTimeout.compareTo(laneLease) >= 0) {
-                errors.add(PUBLISH_TIMEOUT + " (" + Durations.format(publishTimeout) + ") must be shorter than "
-                        + LANE_LEASE + " (" + Durations.format(laneLease) + "), or a lane could change owner while "
-                        + "its batch is still being published");
-            }
-            if (initialBackoff.compareTo(maxBackoff) > 0) {
-                errors.add(INITIAL_BACKOFF + " (" + Durations.format(initialBackoff) + ") must not exceed "
-                        + MAX_BACKOFF + " (" + Durations.format(maxBackoff) + ")");
-            }
+            readRelay();
             // one connection per worker, one for health checks, one spare for a slow return
             poolSize = integer(JDBC_POOL_SIZE, workers + 2, 1, MAX_POOL_SIZE);
             if (raw.containsKey(JDBC_POOL_SIZE) && poolSize < workers + 1) {
@@ -492,6 +489,46 @@ public final class RelayConfig {
             }
         }
 
+        /**
+         * The {@code txbox.relay.*} keys, checked by {@link Relay.Builder} itself: each value
+         * goes through its setter, and the rules across options (publish timeout under the lane
+         * lease, backoff order) through {@link Relay.Builder#build()}, on placeholders that are
+         * never used. Their messages are shown with the key, value and origin.
+         */
+        private void readRelay() {
+            Relay.Builder relay = Relay.builder();
+            relayId = string(RELAY_ID);
+            if (relayId != null) {
+                String id = relayId;
+                apply(raw.get(RELAY_ID), () -> relay.relayId(id));
+            }
+            workers = integer(WORKERS, workers, relay::workers);
+            batchSize = integer(BATCH_SIZE, batchSize, relay::batchSize);
+            pollInterval = duration(POLL_INTERVAL, pollInterval, relay::pollInterval);
+            publishTimeout = duration(PUBLISH_TIMEOUT, publishTimeout, relay::publishTimeout);
+            laneLease = duration(LANE_LEASE, laneLease, relay::laneLease);
+            maxAttempts = integer(MAX_ATTEMPTS, maxAttempts, relay::maxAttempts);
+            initialBackoff = duration(INITIAL_BACKOFF, initialBackoff, d -> relay.backoff(d, d));
+            maxBackoff = duration(MAX_BACKOFF, maxBackoff, d -> relay.backoff(d, d));
+            backlogInterval = duration(BACKLOG_INTERVAL, backlogInterval, relay::backlogInterval);
+            shutdownTimeout = duration(SHUTDOWN_TIMEOUT, shutdownTimeout, relay::shutdownTimeout);
+            try {
+                relay.backoff(initialBackoff, maxBackoff).closePublishers(false)
+                        .dataSource(Placeholders.dataSource()).route("placeholder", Placeholders.route()).build();
+            } catch (ConfigException e) {
+                errors.add(withKeys(e.getMessage()));
+            }
+        }
+
+        /** Runs a builder setter for {@code r}'s value; its ConfigException becomes an error naming the key. */
+        private void apply(@Nullable Raw r, Runnable setter) {
+            try {
+                setter.run();
+            } catch (ConfigException e) {
+                error(r, rule(e.getMessage()));
+            }
+        }
+
         private void readDestinations() {
             for (Raw r : raw.values()) {
                 if (!r.key().startsWith(DESTINATION_PREFIX)) {
@@ -508,24 +545,30 @@ public final class RelayConfig {
                 String kind = colon < 0 ? "" : v.substring(0, colon).toLowerCase(Locale.ROOT);
                 String target = colon < 0 ? "" : v.substring(colon + 1).trim();
                 if (kind.equals(Broker.KAFKA.id())) {
-                    if (!KAFKA_TOPIC.matcher(target).matches() || target.equals(".") || target.equals("..")) {
-                        error(r, "must name a Kafka topic of 1 to 249 characters of [a-zA-Z0-9._-] after kafka:");
-                        continue;
+                    try {
+                        destinations.put(name, new Destination(name, Broker.KAFKA, TargetNames.kafkaTopic(target)));
+                    } catch (ConfigException e) {
+                        error(r, "after kafka: " + withoutValue(e.getMessage()));
                     }
-                    destinations.put(name, new Destination(name, Broker.KAFKA, target));
                 } else if (kind.equals(Broker.RABBITMQ.id())) {
-                    if (target.isEmpty() || target.length() > 255 || target.chars().anyMatch(Character::isISOControl)) {
-                        error(r, "must name a RabbitMQ exchange of 1 to 255 characters after rabbitmq:");
-                        continue;
+                    try {
+                        destinations.put(name, new Destination(name, Broker.RABBITMQ, TargetNames.rabbitExchange(target)));
+                    } catch (ConfigException e) {
+                        error(r, "after rabbitmq: " + withoutValue(e.getMessage()));
                     }
-                    destinations.put(name, new Destination(name, Broker.RABBITMQ, target));
                 } else {
                     error(r, "must be kafka:<topic> or rabbitmq:<exchange>");
                 }
             }
         }
 
+        /**
+         * The {@code txbox.kafka.*} keys. Producer properties and the strict-fencing prefix go
+         * through {@link KafkaPublisher.Builder}, which owns the rules on them (the properties the
+         * relay's guarantees rest on, the prefix pattern); no producer is created here.
+         */
         private void readKafka() {
+            KafkaPublisher.Builder builder = KafkaPublisher.builder();
             Set<String> producerNames = KafkaNames.producerConfigNames();
             for (Raw r : raw.values()) {
                 if (!r.key().startsWith(KAFKA_PREFIX) || r.key().equals(KAFKA_BOOTSTRAP) || r.key().equals(KAFKA_STRICT_FENCING)) {
@@ -533,22 +576,25 @@ public final class RelayConfig {
                 }
                 used.add(r.key());
                 String name = r.key().substring(KAFKA_PREFIX.length());
+                if (Redaction.isSecretKey(name)) {
+                    Redaction.register(r.value());
+                }
                 if (name.equals("bootstrap.servers")) {
                     error(r, "is spelled " + KAFKA_BOOTSTRAP + " here");
-                } else if (KAFKA_RESERVED.contains(name)) {
-                    error(r, "is set by the relay itself (acks=all, idempotent producer, byte serializers) and cannot be changed");
                 } else if (!producerNames.isEmpty() && !producerNames.contains(name)) {
                     error(r, "is not a Kafka producer property" + KafkaNames.suggest(name));
                 } else {
-                    kafka.put(name, r.value());
-                    if (Redaction.isSecretKey(name)) {
-                        Redaction.register(r.value());
+                    int before = errors.size();
+                    apply(r, () -> builder.property(name, r.value()));
+                    if (errors.size() == before) {
+                        kafka.put(name, r.value());
                     }
                 }
             }
             kafkaStrictFencing = string(KAFKA_STRICT_FENCING);
-            if (kafkaStrictFencing != null && !kafkaStrictFencing.matches("[A-Za-z0-9._-]{1,200}")) {
-                error(raw.get(KAFKA_STRICT_FENCING), "must be a transactional id prefix of 1 to 200 characters of [A-Za-z0-9._-]");
+            if (kafkaStrictFencing != null) {
+                String prefix = kafkaStrictFencing;
+                apply(raw.get(KAFKA_STRICT_FENCING), () -> builder.strictFencing(prefix));
             }
             String bootstrap = string(KAFKA_BOOTSTRAP);
             if (bootstrap != null) {
@@ -595,6 +641,54 @@ public final class RelayConfig {
             return r == null ? null : r.value();
         }
 
+        /** A whole number checked by a builder setter; unparsable text gets the setter's own range. */
+        private int integer(String key, int defaultValue, IntConsumer setter) {
+            used.add(key);
+            Raw r = raw.get(key);
+            if (r == null) {
+                return defaultValue;
+            }
+            int v;
+            try {
+                v = Integer.parseInt(r.value().trim());
+            } catch (NumberFormatException e) {
+                error(r, "must be a whole number" + rangeOf(() -> setter.accept(Integer.MIN_VALUE)));
+                return defaultValue;
+            }
+            int before = errors.size();
+            apply(r, () -> setter.accept(v));
+            return errors.size() == before ? v : defaultValue;
+        }
+
+        /** A duration checked by a builder setter; unparsable text gets the setter's own range. */
+        private Duration duration(String key, Duration defaultValue, Consumer<Duration> setter) {
+            used.add(key);
+            Raw r = raw.get(key);
+            if (r == null) {
+                return defaultValue;
+            }
+            Duration d = Durations.parse(r.value());
+            if (d == null) {
+                error(r, "must be a duration" + rangeOf(() -> setter.accept(Duration.ofDays(-36500)))
+                        + " (like 250ms, 30s, 5m, 12h, 7d or ISO-8601 PT0.25S)");
+                return defaultValue;
+            }
+            int before = errors.size();
+            apply(r, () -> setter.accept(d));
+            return errors.size() == before ? d : defaultValue;
+        }
+
+        /** The range a setter's rule names, as {@code " between 1 and 64"}, from its message on a value below it. */
+        private static String rangeOf(Runnable belowRange) {
+            try {
+                belowRange.run();
+                return "";
+            } catch (ConfigException e) {
+                String rule = rule(e.getMessage());
+                return rule.startsWith("must be ") ? " " + rule.substring("must be ".length()) : "; " + rule;
+            }
+        }
+
         private int integer(String key, int defaultValue, int min, int max) {
             return parse(key, defaultValue, s -> {
                 int v = Integer.parseInt(s);
@@ -637,6 +731,27 @@ public final class RelayConfig {
             errors.add(r.key() + " = " + Texts.quote(Redaction.value(r.key(), r.value())) + " (" + r.origin() + "): " + rule);
         }
 
+        /**
+         * A builder's message about one option as the rule shown after a key: from its
+         * {@code must ...} on, without the {@code but was} part (the key's value is shown already),
+         * durations written as in the config.
+         */
+        private static String rule(String message) {
+            String m = withoutValue(message);
+            int must = m.indexOf("must ");
+            if (must > 0) {
+                m = m.substring(must);
+            } else if (m.startsWith("Kafka property ")) {
+                m = m.substring(m.indexOf(' ', "Kafka property ".length()) + 1);
+            }
+            return withKeys(m);
+        }
+
+        private static String withoutValue(String message) {
+            int butWas = message.lastIndexOf(", but was ");
+            return butWas < 0 ? message : message.substring(0, butWas);
+        }
+
         private static String orDefault(@Nullable String v, String d) {
             return v == null ? d : v;
         }
@@ -661,6 +776,18 @@ public final class RelayConfig {
         }
     }
 
+    /** A builder's message with its option names replaced by their keys and durations written as in the config. */
+    static String withKeys(String message) {
+        String named = BUILDER_NAME.matcher(message).replaceAll(m -> Matcher.quoteReplacement(BUILDER_NAMES.get(m.group(1))));
+        return ISO_DURATION.matcher(named).replaceAll(m -> {
+            try {
+                return Matcher.quoteReplacement(Durations.format(Duration.parse(m.group())));
+            } catch (RuntimeException e) {
+                return Matcher.quoteReplacement(m.group());
+            }
+        });
+    }
+
     /** Levenshtein distance, for "did you mean" hints on typos. */
     static int distance(String a, String b) {
         int[] prev = new int[b.length() + 1];
@@ -682,12 +809,12 @@ public final class RelayConfig {
     }
 
     private static @Nullable String passwordParam(String jdbcUrl) {
-        java.util.regex.Matcher m = Pattern.compile("(?i)[?&;]password=([^&;]*)").matcher(jdbcUrl);
+        Matcher m = Pattern.compile("(?i)[?&;]password=([^&;]*)").matcher(jdbcUrl);
         return m.find() ? m.group(1) : userInfoPassword(jdbcUrl);
     }
 
     private static @Nullable String userInfoPassword(String uri) {
-        java.util.regex.Matcher m = Pattern.compile("://[^:/@\\s]*:([^@\\s/]*)@").matcher(uri);
+        Matcher m = Pattern.compile("://[^:/@\\s]*:([^@\\s/]*)@").matcher(uri);
         return m.find() ? m.group(1) : null;
     }
 }

@@ -326,6 +326,25 @@ class AdminCliIT {
     }
 
     @Test
+    void inboxPurge_consumer_purgesItsTenantEntriesToo_likeTheLibrary() throws Exception {
+        String inbox = table(tables.inboxTable());
+        sql("insert into " + inbox + " (consumer, message_key, status, completed_at) values"
+                + " ('orders', 'old', 'COMPLETED', now() - interval '40 days'),"
+                + " ('orders@acme', 'old', 'COMPLETED', now() - interval '40 days'),"
+                + " ('orders@globex', 'old', 'COMPLETED', now() - interval '40 days'),"
+                + " ('orders@acme', 'recent', 'COMPLETED', now() - interval '1 day'),"
+                + " ('orders-eu', 'old', 'COMPLETED', now() - interval '40 days')");
+
+        JsonNode dry = json(cli("inbox", "purge", "--older-than", "30d", "--consumer", "orders", "--dry-run", "--json"));
+        assertThat(dry.get("wouldPurge").asLong()).isEqualTo(3);
+        JsonNode purged = json(cli("inbox", "purge", "--older-than", "30d", "--consumer", "orders", "--json"));
+        assertThat(purged.get("purged").asLong()).isEqualTo(3);
+        assertThat(count(inbox + " where consumer like 'orders@%' and message_key = 'old'")).isZero();
+        assertThat(count(inbox + " where consumer = 'orders@acme' and message_key = 'recent'")).isEqualTo(1);
+        assertThat(count(inbox + " where consumer = 'orders-eu'")).as("another consumer's entry").isEqualTo(1);
+    }
+
+    @Test
     void databaseUnreachable_exitsOneAndMasksThePassword() throws Exception {
         Path bad = dir.resolve("bad.properties");
         Files.writeString(bad, String.join("\n", "txbox.jdbc.url=jdbc:postgresql://127.0.0.1:1/test?password=url-pw-4242",

@@ -74,7 +74,7 @@ class RelayConfigTest {
         assertThat(off.kafkaStrictFencing()).isNull();
         assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.kafka.strict-fencing=no spaces"), Map.of()))
                 .isInstanceOf(ConfigException.class)
-                .hasMessageContaining("txbox.kafka.strict-fencing = \"no spaces\" (relay.properties): must be a transactional id prefix");
+                .hasMessageContaining("txbox.kafka.strict-fencing = \"no spaces\" (relay.properties): must be 1 to 200 characters of [A-Za-z0-9._-]");
         assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.kafka.transactional.id=x"), Map.of()))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("txbox.kafka.transactional.id");
     }
@@ -83,7 +83,7 @@ class RelayConfigTest {
     void batchSize_notANumber_messageNamesKeyValueAndFile() throws IOException {
         assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.batch-size=lots"), Map.of()))
                 .isInstanceOf(ConfigException.class)
-                .hasMessageContaining("txbox.relay.batch-size = \"lots\" (relay.properties): must be a whole number from 1 to 10000");
+                .hasMessageContaining("txbox.relay.batch-size = \"lots\" (relay.properties): must be a whole number between 1 and 10000");
     }
 
     @Test
@@ -148,7 +148,7 @@ class RelayConfigTest {
     void kafkaProperty_typoAndReserved_areErrors() throws IOException {
         assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.kafka.linger.mss=5", "txbox.kafka.acks=1"), Map.of()))
                 .hasMessageContaining("txbox.kafka.linger.mss = \"5\" (relay.properties): is not a Kafka producer property; did you mean linger.ms?")
-                .hasMessageContaining("txbox.kafka.acks = \"1\"").hasMessageContaining("set by the relay itself");
+                .hasMessageContaining("txbox.kafka.acks = \"1\" (relay.properties): must be all for the relay");
     }
 
     @Test
@@ -208,5 +208,26 @@ class RelayConfigTest {
     void file_missing_isNamed() {
         assertThatThrownBy(() -> RelayConfig.load(dir.resolve("nope.properties"), Map.of()))
                 .hasMessageContaining("nope.properties does not exist");
+    }
+
+    @Test
+    void relayKeys_followTheBuildersRules_maxAttemptsHasNoCapOfItsOwn() throws IOException {
+        RelayConfig c = RelayConfig.load(file(URL, "txbox.relay.max-attempts=5000000",
+                "txbox.relay.backlog-interval=0"), Map.of());
+        assertThat(c.maxAttempts()).isEqualTo(5_000_000);
+        assertThat(c.backlogInterval()).isZero();
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.max-attempts=0",
+                        "txbox.relay.initial-backoff=2m", "txbox.relay.max-backoff=1m", "txbox.relay.id=a b"), Map.of()))
+                .hasMessageContaining("txbox.relay.max-attempts = \"0\" (relay.properties): must be at least 1")
+                .hasMessageContaining("txbox.relay.id = \"a b\" (relay.properties): must be 1-200 characters of [A-Za-z0-9._:-]")
+                .hasMessageContaining("txbox.relay.initial-backoff (2m) must not exceed txbox.relay.max-backoff (1m)");
+    }
+
+    @Test
+    void destination_topicAndExchange_followThePublishersRules() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.kafka.bootstrap-servers=k:9092",
+                        "txbox.destination.a=kafka:..", "txbox.destination.b=rabbitmq:" + "x".repeat(256)), Map.of()))
+                .hasMessageContaining("txbox.destination.a = \"kafka:..\" (relay.properties): after kafka: Kafka topic must be")
+                .hasMessageContaining("txbox.destination.b = ").hasMessageContaining("after rabbitmq: RabbitMQ exchange must be 1-255");
     }
 }

@@ -1,6 +1,7 @@
 package io.txbox.relay.internal;
 
 import io.txbox.Texts;
+import io.txbox.outbox.Lanes;
 import io.txbox.relay.PublishException;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
@@ -17,6 +18,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 
 /**
  * Publishes one claimed batch through the routes and waits, at most the publish timeout, for
@@ -26,47 +28,50 @@ final class BatchPublisher {
     private final Map<String, Route> routes;
     private final long timeoutNanos;
     private final DestinationWaits waits;
+    private final LongSupplier ticker;
 
-    BatchPublisher(Map<String, Route> routes, Duration publishTimeout, DestinationWaits waits) {
+    /** {@code ticker} measures the latency; the publish timeout is a wait, so it runs on real time. */
+    BatchPublisher(Map<String, Route> routes, Duration publishTimeout, DestinationWaits waits, LongSupplier ticker) {
         this.routes = routes;
         this.timeoutNanos = publishTimeout.toNanos();
         this.waits = waits;
+        this.ticker = ticker;
     }
 
-    /** Outcomes in the order of {@code rows}; {@link Result#latencyNanos} spans first send to last confirmation. */
+    /** RowOutcomes in the order of {@code rows}; {@link Result#latencyNanos} spans first send to last confirmation. */
     Result publish(List<PublishRecord> rows, short[] lanes) {
         int n = rows.size();
-        Outcome[] outcomes = new Outcome[n];
+        RowOutcome[] outcomes = new RowOutcome[n];
         boolean[] skipped = new boolean[n];
         @SuppressWarnings("unchecked")
         CompletableFuture<Void>[] futures = new CompletableFuture[n];
         Set<Publisher> used = new LinkedHashSet<>();
-        long start = System.nanoTime();
-        long deadline = start + timeoutNanos;
+        long started = ticker.getAsLong();
+        long deadline = System.nanoTime() + timeoutNanos;
         // lanes in which a send already failed in this batch: their later rows are held back, so a
         // row of the same routing key cannot overtake the failed one (for example, the first send
         // timing out on metadata while the broker restarts and the next ones going through)
-        boolean[] laneFailed = new boolean[io.txbox.outbox.Lanes.COUNT];
+        boolean[] laneFailed = new boolean[Lanes.COUNT];
         for (int i = 0; i < n; i++) {
             PublishRecord row = rows.get(i);
             Route route = routes.get(row.destination());
             if (route == null) {
-                outcomes[i] = Outcome.noRoute("no route configured for destination " + Texts.quote(row.destination()));
+                outcomes[i] = RowOutcome.noRoute("no route configured for destination " + Texts.quote(row.destination()));
                 continue;
             }
             if (waits.paused(row.destination())) {
                 // claimed just before another worker found the target missing
-                outcomes[i] = Outcome.waiting(String.valueOf(waits.reason(row.destination())));
+                outcomes[i] = RowOutcome.waiting(String.valueOf(waits.reason(row.destination())));
                 skipped[i] = true;
                 continue;
             }
             if (laneFailed[lanes[i]]) {
-                outcomes[i] = Outcome.held("held back: an earlier row of its lane failed in the same batch");
+                outcomes[i] = RowOutcome.held("held back: an earlier row of its lane failed in the same batch");
                 continue;
             }
             if (System.nanoTime() - deadline > 0) {
                 // the broker pushed back for the whole timeout; the rest of the batch is retried later
-                outcomes[i] = Outcome.retry("publish timeout (" + Duration.ofNanos(timeoutNanos) + ") before the message was sent");
+                outcomes[i] = RowOutcome.retry("publish timeout (" + Duration.ofNanos(timeoutNanos) + ") before the message was sent");
                 continue;
             }
             used.add(route.publisher());
@@ -80,7 +85,7 @@ final class BatchPublisher {
             } catch (RuntimeException e) {
                 outcomes[i] = classify(e);
             }
-            if (outcomes[i] != null && outcomes[i].kind() == Outcome.Kind.RETRY) {
+            if (outcomes[i] != null && outcomes[i].kind() == RowOutcome.Kind.RETRY) {
                 laneFailed[lanes[i]] = true;
             }
         }
@@ -98,33 +103,33 @@ final class BatchPublisher {
             long remaining = deadline - System.nanoTime();
             try {
                 futures[i].get(Math.max(remaining, 0), TimeUnit.NANOSECONDS);
-                outcomes[i] = Outcome.CONFIRMED;
+                outcomes[i] = RowOutcome.CONFIRMED;
             } catch (TimeoutException e) {
-                outcomes[i] = Outcome.retry("no broker confirmation within the publish timeout ("
+                outcomes[i] = RowOutcome.retry("no broker confirmation within the publish timeout ("
                         + Duration.ofNanos(timeoutNanos) + ")");
             } catch (ExecutionException e) {
                 outcomes[i] = classify(e.getCause());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                outcomes[i] = Outcome.retry("relay interrupted while waiting for the broker");
+                outcomes[i] = RowOutcome.retry("relay interrupted while waiting for the broker");
             }
         }
         trackWaits(rows, outcomes, skipped);
-        return new Result(outcomes, System.nanoTime() - start);
+        return new Result(outcomes, ticker.getAsLong() - started);
     }
 
     /** A target the broker found missing pauses its destination; a confirmed publish ends the pause. */
-    private void trackWaits(List<PublishRecord> rows, Outcome[] outcomes, boolean[] skipped) {
+    private void trackWaits(List<PublishRecord> rows, RowOutcome[] outcomes, boolean[] skipped) {
         Map<String, String> missing = null;
         Set<String> confirmed = null;
         for (int i = 0; i < outcomes.length; i++) {
             String destination = rows.get(i).destination();
-            if (outcomes[i].kind() == Outcome.Kind.WAIT && !skipped[i]) {
+            if (outcomes[i].kind() == RowOutcome.Kind.WAIT && !skipped[i]) {
                 if (missing == null) {
                     missing = new LinkedHashMap<>();
                 }
                 missing.putIfAbsent(destination, outcomes[i].error());
-            } else if (outcomes[i].kind() == Outcome.Kind.CONFIRMED) {
+            } else if (outcomes[i].kind() == RowOutcome.Kind.CONFIRMED) {
                 if (confirmed == null) {
                     confirmed = new LinkedHashSet<>();
                 }
@@ -143,24 +148,24 @@ final class BatchPublisher {
         }
     }
 
-    static Outcome classify(Throwable e) {
+    static RowOutcome classify(Throwable e) {
         Throwable t = e;
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
             t = t.getCause();
         }
         String text = describe(t);
         if (t instanceof TargetNotFoundException) {
-            return Outcome.waiting(text);
+            return RowOutcome.waiting(text);
         }
         if (t instanceof PublishException pe && !pe.retryable()) {
-            return Outcome.permanent(text);
+            return RowOutcome.permanent(text);
         }
-        return Outcome.retry(text);
+        return RowOutcome.retry(text);
     }
 
     static String describe(Throwable t) {
         StringBuilder sb = new StringBuilder();
-        for (Throwable c = t; c != null && sb.length() < OutboxClaims.MAX_ERROR_CHARS; c = c.getCause()) {
+        for (Throwable c = t; c != null && sb.length() < RowOutcome.MAX_ERROR_CHARS; c = c.getCause()) {
             if (sb.length() > 0) {
                 sb.append(" <- ");
             }
@@ -169,8 +174,8 @@ final class BatchPublisher {
                 break;
             }
         }
-        return OutboxClaims.clip(sb.toString());
+        return RowOutcome.clip(sb.toString());
     }
 
-    record Result(Outcome[] outcomes, long latencyNanos) {}
+    record Result(RowOutcome[] outcomes, long latencyNanos) {}
 }

@@ -1,5 +1,6 @@
 package io.txbox.relay.internal;
 
+import io.txbox.internal.Backoff;
 import io.txbox.relay.TargetNotFoundException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -7,8 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
+import java.util.random.RandomGenerator;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,12 +31,15 @@ final class DestinationWaits {
     private final LongSupplier nanoTime;
     private final Map<String, Wait> waits = new ConcurrentHashMap<>();
 
-    DestinationWaits(String relayId, Duration initialBackoff, Duration maxBackoff, LongSupplier nanoTime) {
+    private final RandomGenerator random;
+
+    /** Pauses follow {@code backoff}, capped at {@link #MAX_WAIT}; {@code ticker} tells when a pause ends. */
+    DestinationWaits(String relayId, Backoff backoff, LongSupplier ticker, RandomGenerator random) {
         this.relayId = relayId;
-        Duration max = maxBackoff.compareTo(MAX_WAIT) < 0 ? maxBackoff : MAX_WAIT;
-        Duration initial = initialBackoff.compareTo(max) < 0 ? initialBackoff : max;
-        this.backoff = new Backoff(initial, max, () -> ThreadLocalRandom.current().nextDouble());
-        this.nanoTime = nanoTime;
+        Duration max = backoff.max().compareTo(MAX_WAIT) < 0 ? backoff.max() : MAX_WAIT;
+        this.backoff = Backoff.capped(backoff.initial(), max);
+        this.nanoTime = ticker;
+        this.random = random;
     }
 
     /** True while {@code destination}'s rows are not to be claimed or sent. */
@@ -76,7 +80,7 @@ final class DestinationWaits {
     void missing(String destination, String reason) {
         Wait w = waits.compute(destination, (d, old) -> {
             int tries = old == null ? 1 : old.tries + 1;
-            return new Wait(reason, tries, nanoTime.getAsLong() + backoff.delayMillis(tries) * 1_000_000L);
+            return new Wait(reason, tries, nanoTime.getAsLong() + backoff.delay(tries, random::nextDouble).toNanos());
         });
         if (w.tries == 1) {
             log.warn("{} - destination {} waits: {}", relayId, destination, reason);

@@ -25,13 +25,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /** The {@link Relay} implementation: owns the workers, the counters and the publishers' lifecycle. */
-public final class RelayEngine implements Relay {
+final class RelayEngine implements Relay {
     private static final Logger log = LoggerFactory.getLogger(Relay.class);
 
     private final RelaySettings settings;
-    private final OutboxClaims claims;
+    private final RelayStore store;
     private final DestinationWaits waits;
     private final List<Worker> workers = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
@@ -46,10 +47,10 @@ public final class RelayEngine implements Relay {
     private int backlogFailures;
     private volatile boolean tablesMissingLogged;
 
-    public RelayEngine(RelaySettings settings) {
+    RelayEngine(RelaySettings settings) {
         this.settings = settings;
-        this.claims = new OutboxClaims(settings.tables());
-        this.waits = new DestinationWaits(settings.relayId(), settings.initialBackoff(), settings.maxBackoff(), System::nanoTime);
+        this.store = RelayStore.of(settings.tables());
+        this.waits = new DestinationWaits(settings.relayId(), settings.backoff(), settings.ticker(), settings.random());
     }
 
     DestinationWaits waits() {
@@ -60,8 +61,8 @@ public final class RelayEngine implements Relay {
         return settings;
     }
 
-    OutboxClaims claims() {
-        return claims;
+    RelayStore store() {
+        return store;
     }
 
     boolean running() {
@@ -89,7 +90,10 @@ public final class RelayEngine implements Relay {
         if (!settings.backlogInterval().isZero()) {
             // its own thread and a connection borrowed per sample: a slow query never stalls a worker
             ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "txbox-" + settings.relayId() + "-backlog");
+                Thread t = new Thread(() -> {
+                    MDC.put(Relay.MDC_KEY, settings.relayId());
+                    r.run();
+                }, "txbox-" + settings.relayId() + "-backlog");
                 t.setDaemon(true);
                 return t;
             });
@@ -132,7 +136,7 @@ public final class RelayEngine implements Relay {
         try (Connection c = settings.dataSource().getConnection()) {
             db = c.isValid((int) Math.max(1, timeout.toSeconds())) ? "UP" : "DOWN: connection not valid";
             if (db.equals("UP")) {
-                String problem = SchemaCheck.problem(c, settings.tables());
+                String problem = SchemaCheck.problem(store, c, settings.tables());
                 if (problem != null) {
                     db = "DOWN: " + problem;
                 }
@@ -244,7 +248,7 @@ public final class RelayEngine implements Relay {
     }
 
     /** Counts and reports a committed batch. */
-    void batchDone(List<PublishRecord> rows, Outcome[] outcomes, long latencyNanos) {
+    void batchDone(List<PublishRecord> rows, RowOutcome[] outcomes, long latencyNanos) {
         lastBatchAt = settings.clock().instant();
         // per destination: confirmed, retried, dead
         Map<String, int[]> counts = new HashMap<>();
@@ -253,7 +257,7 @@ public final class RelayEngine implements Relay {
             switch (outcomes[i].kind()) {
                 case CONFIRMED -> c[0]++;
                 case RETRY -> {
-                    if (rows.get(i).attempts() + 1 >= settings.maxAttempts()) {
+                    if (BatchSettler.givesUp(rows.get(i), settings.maxAttempts())) {
                         c[2]++;
                     } else {
                         c[1]++;
@@ -285,8 +289,8 @@ public final class RelayEngine implements Relay {
                 log.warn("{} - relay listener failed: {}", settings.relayId(), e.toString());
             }
         });
-        for (Outcome o : outcomes) {
-            if (o.kind() != Outcome.Kind.CONFIRMED && o.error() != null) {
+        for (RowOutcome o : outcomes) {
+            if (o.kind() != RowOutcome.Kind.CONFIRMED && o.error() != null) {
                 lastError = o.error();
                 break;
             }
@@ -299,13 +303,13 @@ public final class RelayEngine implements Relay {
         }
         long[] b;
         try (Connection c = settings.dataSource().getConnection()) {
-            b = claims.backlog(c, (int) Math.max(1, Math.min(settings.backlogInterval().toSeconds(), 30)));
+            b = store.backlog(c, (int) Math.max(1, Math.min(settings.backlogInterval().toSeconds(), 30)));
             if (!c.getAutoCommit()) {
                 c.commit();
             }
             backlogFailures = 0;
         } catch (Exception e) {
-            if (SchemaCheck.isUndefinedTable(e)) {
+            if (store.isUndefinedTable(e)) {
                 tablesMissing();
                 return;
             }

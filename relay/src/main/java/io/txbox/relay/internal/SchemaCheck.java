@@ -2,10 +2,7 @@ package io.txbox.relay.internal;
 
 import io.txbox.TxboxTables;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -14,9 +11,6 @@ import org.jspecify.annotations.Nullable;
  * (readiness, the admin commands, the workers' log) instead of {@code relation ... does not exist}.
  */
 public final class SchemaCheck {
-    /** PostgreSQL's {@code undefined_table}. */
-    static final String UNDEFINED_TABLE = "42P01";
-
     private SchemaCheck() {}
 
     /**
@@ -24,19 +18,13 @@ public final class SchemaCheck {
      * about it. Runs one query on {@code c}, in whatever transaction it is in.
      */
     public static @Nullable String problem(Connection c, TxboxTables tables) throws SQLException {
-        List<String> all = List.of(tables.outboxTable(), tables.outboxDeadTable(), tables.inboxTable(),
-                tables.relayLaneTable(), tables.relayMemberTable());
-        List<String> missing = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT n FROM unnest(?::text[], ?::text[]) AS t(n, q) WHERE to_regclass(q) IS NULL ORDER BY n")) {
-            ps.setArray(1, c.createArrayOf("text", all.toArray()));
-            ps.setArray(2, c.createArrayOf("text", all.stream().map(tables::qualified).toArray()));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    missing.add(rs.getString(1));
-                }
-            }
-        }
+        return problem(RelayStore.of(tables), c, tables);
+    }
+
+    /** {@link #problem(Connection, TxboxTables)} through a relay's own store. */
+    static @Nullable String problem(RelayStore store, Connection c, TxboxTables tables) throws SQLException {
+        List<String> all = tables(tables);
+        List<String> missing = store.missingTables(c, all, all.stream().map(tables::qualified).toList());
         if (missing.isEmpty()) {
             return null;
         }
@@ -45,15 +33,14 @@ public final class SchemaCheck {
                         + " (or TxboxMigrations.migrate) to bring it up to date";
     }
 
+    private static List<String> tables(TxboxTables tables) {
+        return List.of(tables.outboxTable(), tables.outboxDeadTable(), tables.inboxTable(), tables.relayLaneTable(),
+                tables.relayMemberTable());
+    }
+
     /** The instruction for a schema without txbox tables. */
     public static String message(TxboxTables tables) {
         return "schema " + tables.schema() + " has no txbox tables: run `txbox-relay migrate`"
                 + " (or TxboxMigrations.migrate) first";
-    }
-
-    /** Whether {@code e} is PostgreSQL's "relation does not exist". */
-    static boolean isUndefinedTable(Throwable e) {
-        SQLException sql = io.txbox.internal.SqlErrors.findSql(e);
-        return sql != null && UNDEFINED_TABLE.equals(sql.getSQLState());
     }
 }

@@ -1,24 +1,22 @@
 package io.txbox.relay.internal;
 
 import io.txbox.internal.SqlErrors;
-import io.txbox.outbox.Lanes;
 import io.txbox.relay.PublishRecord;
+import io.txbox.relay.Relay;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
- * One relay worker: a lane-holding member with its own connection and thread, running batch
- * transactions back to back while there is work and polling otherwise.
+ * One relay worker: a lane-holding member ({@link LaneOwnership}) with its own connection and
+ * thread, running batch transactions back to back while there is work and polling otherwise. A
+ * batch: lock the lanes, claim ({@link RelayStore#claim}), publish ({@link BatchPublisher}),
+ * settle ({@link BatchSettler}), commit.
  */
 final class Worker implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Worker.class);
@@ -28,46 +26,33 @@ final class Worker implements Runnable {
 
     private final RelayEngine engine;
     private final RelaySettings settings;
-    private final OutboxClaims claims;
+    private final RelayStore store;
     private final BatchPublisher publisher;
-    private final Backoff backoff;
+    private final BatchSettler settler;
+    private final LaneOwnership lanes;
+    private final LongSupplier ticker;
     private final String memberId;
-    /** This relay's workers, this one among them: counted as live from the start. */
-    private final List<String> relayWorkers;
-    private final long rebalanceNanos;
-    private final long renewNanos;
 
-    /** Lanes held, with the fence each was taken at; only this worker's thread touches it. */
-    private final Map<Short, Long> owned = new LinkedHashMap<>();
     private volatile @Nullable Connection connection;
-    private boolean lanesInitialised;
-    private long nextRebalance;
-    private long lastRenew = System.nanoTime() - Long.MAX_VALUE / 2;
     private int errorStreak;
-    private int rebalances;
-    /** Live members seen by the last batch; a change triggers a rebalance right away. */
-    private int seenMembers = -1;
 
     private final Object signal = new Object();
     private boolean woken;
     private int wakeStep = -1;
-    private volatile int ownedCount;
 
     Worker(RelayEngine engine, int index) {
         this.engine = engine;
         this.settings = engine.settings();
-        this.claims = engine.claims();
-        this.publisher = new BatchPublisher(settings.routes(), settings.publishTimeout(), engine.waits());
-        this.backoff = new Backoff(settings.initialBackoff(), settings.maxBackoff(), () -> ThreadLocalRandom.current().nextDouble());
+        this.store = engine.store();
+        this.ticker = settings.ticker();
         this.memberId = memberId(settings.relayId(), index);
-        List<String> all = new ArrayList<>(settings.workers());
+        this.publisher = new BatchPublisher(settings.routes(), settings.publishTimeout(), engine.waits(), ticker);
+        this.settler = new BatchSettler(store, memberId, settings.maxAttempts(), settings.backoff(), settings.random());
+        List<String> relayWorkers = new java.util.ArrayList<>(settings.workers());
         for (int i = 0; i < settings.workers(); i++) {
-            all.add(memberId(settings.relayId(), i));
+            relayWorkers.add(memberId(settings.relayId(), i));
         }
-        this.relayWorkers = List.copyOf(all);
-        this.rebalanceNanos = Math.max(settings.laneLease().toNanos() / 6, 50_000_000L);
-        this.renewNanos = settings.laneLease().toNanos() / 4;
-        this.nextRebalance = System.nanoTime();
+        this.lanes = new LaneOwnership(store, memberId, relayWorkers, settings.laneLease(), ticker);
     }
 
     static String memberId(String relayId, int index) {
@@ -79,79 +64,57 @@ final class Worker implements Runnable {
     }
 
     int ownedCount() {
-        return ownedCount;
+        return lanes.count();
     }
 
     @Override
     public void run() {
-        log.debug("{} - started", memberId);
-        while (engine.running()) {
-            try {
-                Connection c = connection();
-                long now = System.nanoTime();
-                if (now - nextRebalance >= 0) {
-                    boolean belowShare = rebalance(c);
-                    // right after start, or while lanes this worker should hold are still leased to a
-                    // member that is about to release them or whose lease is about to end: look again soon
-                    boolean soon = ++rebalances < 8 || belowShare;
-                    nextRebalance = System.nanoTime() + (soon ? Math.min(rebalanceNanos, 250_000_000L) : rebalanceNanos);
+        MDC.put(Relay.MDC_KEY, settings.relayId());
+        try {
+            log.debug("{} - started", memberId);
+            while (engine.running()) {
+                try {
+                    Connection c = connection();
+                    rebalanceIfDue(c);
+                    int claimed = batch(c);
+                    errorStreak = 0;
+                    engine.tablesPresent();
+                    if (claimed > 0) {
+                        resetWake();
+                        continue; // more rows may be waiting; an empty claim costs one round trip
+                    }
+                    idle();
+                } catch (Exception e) {
+                    onError(e);
                 }
-                int claimed = batch(c);
-                errorStreak = 0;
-                engine.tablesPresent();
-                if (claimed > 0) {
-                    resetWake();
-                    continue; // more rows may be waiting; an empty claim costs one round trip
-                }
-                idle();
-            } catch (Exception e) {
-                onError(e);
             }
+            leave();
+            log.debug("{} - stopped", memberId);
+        } finally {
+            MDC.remove(Relay.MDC_KEY);
         }
-        leave();
-        log.debug("{} - stopped", memberId);
+    }
+
+    private void rebalanceIfDue(Connection c) throws SQLException {
+        try {
+            lanes.rebalanceIfDue(c);
+        } catch (SQLException | RuntimeException e) {
+            rollbackQuietly(c);
+            throw e;
+        }
     }
 
     /** One batch transaction; returns the rows claimed. */
     private int batch(Connection c) throws SQLException {
-        if (owned.isEmpty()) {
+        if (lanes.count() == 0) {
             return 0;
         }
-        long started = System.nanoTime();
-        boolean renew = started - lastRenew >= renewNanos;
-        Map<Short, Boolean> held;
-        List<PublishRecord> rows;
-        short[] lanes;
+        long started = ticker.getAsLong();
+        RelayStore.Claimed claimed;
         try {
-            OutboxClaims.Locked locked = claims.lockLanes(c, memberId, owned, renew, settings.laneLease());
-            held = locked.held();
-            if (renew) {
-                lastRenew = started;
-            }
-            if (locked.members() >= 0 && locked.members() != seenMembers) {
-                if (seenMembers >= 0) {
-                    nextRebalance = started; // a member joined or left: move toward the new share before the next batch
-                }
-                seenMembers = locked.members();
-            }
-            if (held.size() < owned.size()) {
-                List<Short> lost = new ArrayList<>(owned.keySet());
-                lost.removeAll(held.keySet());
-                owned.keySet().removeAll(lost);
-                ownedCount = owned.size();
-                log.info("{} - lanes {} were taken over by another relay (fence changed); no longer publishing them",
-                        memberId, lost);
-            }
-            List<Short> open = new ArrayList<>(held.size());
-            held.forEach((lane, blocked) -> {
-                if (!blocked) {
-                    open.add(lane);
-                }
-            });
-            OutboxClaims.Claimed claimed = open.isEmpty() ? null : claims.claim(c, open, settings.batchSize(), engine.waits().paused());
-            rows = claimed == null ? List.of() : claimed.rows();
-            lanes = claimed == null ? new short[0] : claimed.lanes();
-            if (rows.isEmpty()) {
+            List<Short> open = lanes.lock(c);
+            claimed = open.isEmpty() ? null : store.claim(c, open, settings.batchSize(), engine.waits().paused());
+            if (claimed == null || claimed.rows().isEmpty()) {
                 c.commit();
                 return 0;
             }
@@ -159,14 +122,15 @@ final class Worker implements Runnable {
             rollbackQuietly(c);
             throw e;
         }
-        long claimedAt = System.nanoTime();
-        BatchPublisher.Result result = publisher.publish(rows, lanes);
-        long publishedAt = System.nanoTime();
+        List<PublishRecord> rows = claimed.rows();
+        long claimedAt = ticker.getAsLong();
+        BatchPublisher.Result result = publisher.publish(rows, claimed.lanes());
+        long publishedAt = ticker.getAsLong();
         try {
-            settle(c, rows, lanes, result);
+            settler.settle(c, rows, claimed.lanes(), result.outcomes());
             c.commit();
             if (log.isDebugEnabled()) {
-                long done = System.nanoTime();
+                long done = ticker.getAsLong();
                 log.debug("{} - batch of {}: claim {} us, publish {} us, settle+commit {} us", memberId, rows.size(),
                         (claimedAt - started) / 1000, (publishedAt - claimedAt) / 1000, (done - publishedAt) / 1000);
             }
@@ -179,130 +143,6 @@ final class Worker implements Runnable {
         return rows.size();
     }
 
-    private void settle(Connection c, List<PublishRecord> rows, short[] lanes, BatchPublisher.Result result) throws SQLException {
-        Outcome[] outcomes = result.outcomes();
-        LongList confirmed = new LongList();
-        LongList retryIds = new LongList();
-        List<String> retryErrors = new ArrayList<>();
-        LongList retryDelays = new LongList();
-        List<Integer> retryExtra = new ArrayList<>();
-        LongList deadIds = new LongList();
-        List<String> deadReasons = new ArrayList<>();
-        List<Integer> deadExtra = new ArrayList<>();
-        Map<Short, Long> blocks = new HashMap<>();
-        int waiting = 0;
-        for (int i = 0; i < rows.size(); i++) {
-            PublishRecord row = rows.get(i);
-            Outcome o = outcomes[i];
-            switch (o.kind()) {
-                case CONFIRMED -> confirmed.add(row.id());
-                case NO_ROUTE -> {
-                    deadIds.add(row.id());
-                    deadReasons.add(o.error());
-                    deadExtra.add(0);
-                    log.warn("{} - dead-lettering {} (id {}): {}", memberId, row.stepKey(), row.id(), o.error());
-                }
-                case PERMANENT -> {
-                    deadIds.add(row.id());
-                    deadReasons.add(OutboxClaims.clip("not retryable: " + o.error()));
-                    deadExtra.add(1);
-                    log.warn("{} - dead-lettering {} (id {}, destination {}): broker refused it for good: {}",
-                            memberId, row.stepKey(), row.id(), row.destination(), o.error());
-                }
-                case WAIT -> {
-                    // the destination's target is missing: no attempt counted, due again when the
-                    // destination's pause ends, and the lane stays open for other destinations
-                    retryIds.add(row.id());
-                    retryErrors.add(OutboxClaims.clip(String.valueOf(o.error())));
-                    retryDelays.add(0);
-                    retryExtra.add(0);
-                    waiting++;
-                }
-                case HELD -> {
-                    // not sent: no attempt counted, due again when the failed row is
-                    retryIds.add(row.id());
-                    retryErrors.add(OutboxClaims.clip(String.valueOf(o.error())));
-                    retryDelays.add(0);
-                    retryExtra.add(0);
-                }
-                case RETRY -> {
-                    int attempts = row.attempts() + 1;
-                    if (attempts >= settings.maxAttempts()) {
-                        deadIds.add(row.id());
-                        deadReasons.add(OutboxClaims.clip("gave up after " + attempts + " attempts: " + o.error()));
-                        deadExtra.add(1);
-                        log.warn("{} - dead-lettering {} (id {}, destination {}) after {} attempts: {}",
-                                memberId, row.stepKey(), row.id(), row.destination(), attempts, o.error());
-                    } else {
-                        long delay = backoff.delayMillis(attempts);
-                        retryIds.add(row.id());
-                        retryErrors.add(OutboxClaims.clip(o.error()));
-                        retryDelays.add(delay);
-                        retryExtra.add(1);
-                        blocks.merge(lanes[i], delay, Math::max);
-                    }
-                }
-            }
-        }
-        if (retryIds.size() > waiting) {
-            log.warn("{} - {} of {} rows not confirmed, retrying after backoff (lanes {} paused); first error: {}",
-                    memberId, retryIds.size() - waiting, rows.size(), blocks.keySet(), retryErrors.get(0));
-        } else if (waiting > 0) {
-            // DestinationWaits logs when a destination starts and stops waiting
-            log.debug("{} - {} of {} rows wait for their destination's target: {}", memberId, waiting, rows.size(),
-                    retryErrors.get(0));
-        }
-        claims.delete(c, confirmed.toArray());
-        claims.retry(c, retryIds.toArray(), retryErrors.toArray(String[]::new), retryDelays.toArray(),
-                retryExtra.stream().mapToInt(Integer::intValue).toArray());
-        claims.block(c, blocks);
-        claims.deadLetter(c, deadIds.toArray(), deadReasons.toArray(String[]::new),
-                deadExtra.stream().mapToInt(Integer::intValue).toArray());
-    }
-
-    /**
-     * Heartbeat, then take or release lanes toward a fair share of {@value Lanes#COUNT} among live
-     * members, counting all of this relay's workers from the start. Returns whether this worker
-     * still holds fewer lanes than its share.
-     */
-    private boolean rebalance(Connection c) throws SQLException {
-        try {
-            if (!lanesInitialised) {
-                claims.initLanes(c);
-                c.commit();
-                lanesInitialised = true;
-            }
-            int live = Math.max(1, claims.heartbeat(c, memberId, relayWorkers, settings.laneLease()));
-            c.commit();
-            int share = (Lanes.COUNT + live - 1) / live;
-            Map<Short, Long> current = claims.owned(c, memberId);
-            if (current.size() > share) {
-                List<Short> surplus = new ArrayList<>(current.keySet()).subList(share, current.size());
-                claims.release(c, memberId, surplus);
-                c.commit();
-                surplus.forEach(current::remove);
-                log.debug("{} - released lanes {} ({} live members, share {})", memberId, surplus, live, share);
-            } else if (current.size() < share) {
-                Map<Short, Long> taken = claims.take(c, memberId, share - current.size(), settings.laneLease());
-                c.commit();
-                current.putAll(taken);
-                if (!taken.isEmpty()) {
-                    lastRenew = System.nanoTime() - Long.MAX_VALUE / 2;
-                    log.debug("{} - took lanes {} ({} live members, share {})", memberId, taken.keySet(), live, share);
-                }
-            } else {
-                c.commit();
-            }
-            owned.clear();
-            owned.putAll(current);
-            ownedCount = owned.size();
-            return owned.size() < share && live <= Lanes.COUNT;
-        } catch (SQLException | RuntimeException e) {
-            rollbackQuietly(c);
-            throw e;
-        }
-    }
-
     private Connection connection() throws SQLException {
         Connection c = connection;
         if (c != null) {
@@ -311,13 +151,7 @@ final class Worker implements Runnable {
         c = settings.dataSource().getConnection();
         try {
             c.setAutoCommit(false);
-            try (Statement s = c.createStatement()) {
-                // a relay stalled inside a batch must not hold its lanes' locks past the lease
-                long guard = settings.laneLease().toMillis();
-                s.execute("SET idle_in_transaction_session_timeout = " + guard);
-                s.execute("SET statement_timeout = " + guard);
-                s.execute("SET synchronous_commit = off");
-            }
+            store.prepareSession(c, settings.laneLease());
             c.commit();
         } catch (SQLException | RuntimeException e) {
             closeQuietly(c);
@@ -332,7 +166,7 @@ final class Worker implements Runnable {
         Exception translated = e instanceof SQLException ? SqlErrors.translate("relay batch", e) : e;
         engine.error(translated);
         long pause = Math.min(MAX_ERROR_PAUSE_MILLIS, 100L << Math.min(errorStreak - 1, 10));
-        if (SchemaCheck.isUndefinedTable(e)) {
+        if (store.isUndefinedTable(e)) {
             engine.tablesMissing(); // one clear line for the whole relay, not a stack trace per poll
         } else if (errorStreak == 1 || errorStreak % 20 == 0) {
             log.warn("{} - {} (attempt {} in a row), reconnecting in {} ms", memberId, translated.getMessage(),
@@ -343,7 +177,7 @@ final class Worker implements Runnable {
         if (c != null) {
             closeQuietly(c);
         }
-        nextRebalance = System.nanoTime(); // re-read ownership after reconnecting
+        lanes.rebalanceSoon(); // re-read ownership after reconnecting
         pause(pause);
     }
 
@@ -360,8 +194,7 @@ final class Worker implements Runnable {
             } else {
                 wakeStep = -1;
                 // a long poll interval must not let the lane leases lapse or delay taking over lanes
-                long untilRebalance = Math.max(1, (nextRebalance - System.nanoTime()) / 1_000_000L);
-                waitMillis = Math.min(settings.pollInterval().toMillis(), Math.min(untilRebalance, renewNanos / 1_000_000L));
+                waitMillis = Math.min(settings.pollInterval().toMillis(), lanes.nanosUntilDue() / 1_000_000L);
             }
             waitOn(waitMillis);
             if (woken) {
@@ -384,6 +217,7 @@ final class Worker implements Runnable {
         }
     }
 
+    /** A real-time wait (not the ticker's): it blocks this thread until woken, stopped or {@code millis} passed. */
     private void waitOn(long millis) {
         long end = System.nanoTime() + millis * 1_000_000L;
         try {
@@ -403,11 +237,7 @@ final class Worker implements Runnable {
         }
     }
 
-    /**
-     * Releases the lanes and the membership, so another relay takes them over at once instead of after the lease.
-     * Always on a fresh connection: after {@link #abort()} the worker's own one is broken, although a pool's proxy
-     * may still report it open.
-     */
+    /** Closes this worker's connection and releases its lanes and membership. */
     private void leave() {
         // an overrunning batch is stopped by abort() plus an interrupt; the release must still run
         boolean interrupted = Thread.interrupted();
@@ -416,21 +246,9 @@ final class Worker implements Runnable {
         if (used != null) {
             closeQuietly(used);
         }
-        try (Connection c = settings.dataSource().getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                claims.leave(c, memberId);
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                rollbackQuietly(c);
-                throw e;
-            }
-            log.debug("{} - released lanes {}", memberId, owned.keySet());
-        } catch (SQLException | RuntimeException e) {
-            log.warn("{} - could not release lanes on close; they free up when the lease ends: {}", memberId, e.toString());
+        try {
+            lanes.leave(settings.dataSource());
         } finally {
-            owned.clear();
-            ownedCount = 0;
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
@@ -457,14 +275,12 @@ final class Worker implements Runnable {
         }
     }
 
-    private static void closeQuietly(Connection c) {
+    private void closeQuietly(Connection c) {
         try {
             if (!c.isClosed() && !c.getAutoCommit()) {
                 c.rollback();
             }
-            try (Statement s = c.createStatement()) {
-                s.execute("RESET idle_in_transaction_session_timeout; RESET statement_timeout");
-            }
+            store.resetSession(c);
             c.setAutoCommit(true);
         } catch (SQLException | RuntimeException ignored) {
             // broken connections are evicted by the pool
@@ -473,31 +289,6 @@ final class Worker implements Runnable {
             c.close();
         } catch (SQLException | RuntimeException ignored) {
             // nothing more to do
-        }
-    }
-
-    /** A growable long[] without boxing. */
-    private static final class LongList {
-        private long[] values = new long[16];
-        private int size;
-
-        void add(long v) {
-            if (size == values.length) {
-                values = java.util.Arrays.copyOf(values, size * 2);
-            }
-            values[size++] = v;
-        }
-
-        boolean isEmpty() {
-            return size == 0;
-        }
-
-        int size() {
-            return size;
-        }
-
-        long[] toArray() {
-            return java.util.Arrays.copyOf(values, size);
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.txbox.relay.kafka;
 
 import io.txbox.ConfigException;
+import io.txbox.relay.internal.TargetNames;
 import io.txbox.Texts;
 import io.txbox.internal.Args;
 import io.txbox.internal.OptionalDependency;
@@ -93,10 +94,7 @@ public final class KafkaPublisher implements Publisher {
 
     /** A route to {@code topic} through this publisher. */
     public Route topic(String topic) {
-        if (topic == null || !topic.matches("[a-zA-Z0-9._-]{1,249}")) {
-            throw new ConfigException("Kafka topic must be 1-249 characters of [a-zA-Z0-9._-], but was "
-                    + (topic == null ? "null" : Texts.quote(topic)));
-        }
+        TargetNames.kafkaTopic(topic);
         impl.addTopic(topic);
         return Route.of(this, topic);
     }

@@ -23,8 +23,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@value #PUBLISHED}, {@value #FAILED}, {@value #DEAD_LETTERED} (counters), tagged
  *       {@code destination} and {@code broker};
  *   <li>{@value #LATENCY} (timer): per batch, from the first send to the last confirmation,
- *       tagged {@code destination} and {@code broker}.
+ *       tagged {@code destination} and {@code broker}; it publishes a percentile histogram
+ *       (buckets from {@link #LATENCY_MIN} to {@link #LATENCY_MAX}), so a Prometheus query can
+ *       add the buckets of many relays and compute one quantile across them
+ *       ({@code histogram_quantile(0.99, sum by (le) (rate(txbox_relay_publish_latency_seconds_bucket[5m])))}).
  * </ul>
+ *
+ * <p>Every meter has a description, which registries that support it (Prometheus's {@code # HELP})
+ * publish.
  *
  * <pre>{@code
  * Relay.builder()...listener(RelayMetrics.of(registry)).build();
@@ -37,6 +43,15 @@ public final class RelayMetrics implements RelayListener {
     public static final String FAILED = "txbox.relay.failed";
     public static final String DEAD_LETTERED = "txbox.relay.dead_lettered";
     public static final String LATENCY = "txbox.relay.publish.latency";
+    /** Lowest bucket of the {@value #LATENCY} histogram: 1 ms. */
+    public static final Duration LATENCY_MIN = Duration.ofMillis(1);
+    /** Highest bucket of the {@value #LATENCY} histogram: 10 min, the longest publish timeout. */
+    public static final Duration LATENCY_MAX = Duration.ofMinutes(10);
+    private static final Map<String, String> DESCRIPTIONS = Map.of(
+            PUBLISHED, "outbox rows the broker confirmed (and the relay deleted)",
+            FAILED, "outbox rows not confirmed in a batch, to be retried (failed attempts, rows held back behind a"
+                    + " failed one, rows waiting for a missing target)",
+            DEAD_LETTERED, "outbox rows moved to the dead-letter table (no route, refused for good, or out of attempts)");
 
     private final MeterRegistry registry;
     private final AtomicLong backlog = new AtomicLong();
@@ -66,7 +81,10 @@ public final class RelayMetrics implements RelayListener {
         counter(PUBLISHED, destination, broker).increment(count);
         timers.computeIfAbsent(destination + '\0' + broker, k -> Timer.builder(LATENCY)
                 .description("first send to last broker confirmation of a batch")
-                .tags("destination", destination, "broker", broker).register(registry)).record(latency);
+                .tags("destination", destination, "broker", broker)
+                .publishPercentileHistogram()
+                .minimumExpectedValue(LATENCY_MIN).maximumExpectedValue(LATENCY_MAX)
+                .register(registry)).record(latency);
     }
 
     @Override
@@ -90,6 +108,7 @@ public final class RelayMetrics implements RelayListener {
         Args.notNull(destination, "destination");
         Args.notNull(broker, "broker");
         return counters.computeIfAbsent(name + '\0' + destination + '\0' + broker, k -> Counter.builder(name)
+                .description(DESCRIPTIONS.get(name))
                 .tags("destination", destination, "broker", broker).register(registry));
     }
 }

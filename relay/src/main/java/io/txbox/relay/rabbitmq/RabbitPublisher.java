@@ -8,6 +8,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
 import io.txbox.ConfigException;
+import io.txbox.relay.internal.TargetNames;
 import io.txbox.Texts;
 import io.txbox.internal.Args;
 import io.txbox.internal.OptionalDependency;
@@ -88,11 +89,7 @@ public final class RabbitPublisher implements Publisher {
      * does not declare it: until it exists, the route's rows wait (see {@link TargetNotFoundException}).
      */
     public Route exchange(String exchange) {
-        if (exchange == null || exchange.isEmpty() || exchange.length() > 255) {
-            throw new ConfigException("RabbitMQ exchange must be 1-255 characters, but was "
-                    + (exchange == null ? "null" : Texts.quote(exchange)));
-        }
-        return Route.of(this, exchange);
+        return Route.of(this, TargetNames.rabbitExchange(exchange));
     }
 
     @Override

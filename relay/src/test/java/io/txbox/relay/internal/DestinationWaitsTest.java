@@ -2,6 +2,7 @@ package io.txbox.relay.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.txbox.internal.Backoff;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -10,7 +11,7 @@ class DestinationWaitsTest {
     final AtomicLong now = new AtomicLong(1_000_000_000L);
 
     DestinationWaits waits(Duration initial, Duration max) {
-        return new DestinationWaits("relay-t", initial, max, now::get);
+        return new DestinationWaits("relay-t", new Backoff(initial, max), now::get, () -> -1L);
     }
 
     void advance(Duration d) {

@@ -42,10 +42,9 @@ public final class OrderService extends SagaService {
     public OrderService(ServiceDb db, Brokers brokers) {
         super("order", db, brokers);
         this.updatesInbox = inbox(UPDATES_CONSUMER).build();
-        this.http = new OrderHttp(HttpIdempotency.builder(db.dataSource(), HTTP_CONSUMER)
-                .tables(db.tables())
-                .listener(deliveryListener())
-                .build(), this::placeOrder);
+        Inbox httpKeys = inbox(HTTP_CONSUMER).fingerprint(HttpIdempotency.fingerprint())
+                .maxAttempts(HttpIdempotency.NO_ATTEMPT_LIMIT).build();
+        this.http = new OrderHttp(HttpIdempotency.builder(httpKeys, db.dataSource()).build(), this::placeOrder);
     }
 
     /** The order service's own tables. */

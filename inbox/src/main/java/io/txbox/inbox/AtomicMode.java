@@ -1,0 +1,226 @@
+package io.txbox.inbox;
+
+import io.txbox.RetryableException;
+import io.txbox.TxboxException;
+import io.txbox.internal.Args;
+import io.txbox.internal.ErrorTexts;
+import io.txbox.internal.SqlErrors;
+import io.txbox.internal.Transactions;
+import java.sql.Connection;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+
+/**
+ * Atomic mode: the entry is written in the business transaction ({@code receive},
+ * {@code storeResult}), or in one the inbox runs ({@code process}); failures are counted in a
+ * transaction of their own ({@code recordFailure}).
+ */
+final class AtomicMode {
+    private final InboxCore core;
+    private final InboxStore store;
+
+    AtomicMode(InboxCore core) {
+        this.core = core;
+        this.store = core.store;
+    }
+
+    /** How a receive's classification reads as a {@link Receipt}; a reused key throws. */
+    private InboxStore.Answers<Receipt> receipts(Scope s) {
+        return new InboxStore.Answers<>() {
+            @Override
+            public Receipt written(InboxStore.Written w) {
+                return new Receipt(Receipt.Status.FIRST, null, null, w.attempts(), null);
+            }
+
+            @Override
+            public Receipt keyReused(InboxStore.Entry e) {
+                throw core.keyReused(s);
+            }
+
+            @Override
+            public Receipt completed(InboxStore.Entry e) {
+                core.debug(s, "duplicate");
+                return new Receipt(Receipt.Status.DUPLICATE, e.result(), e.resultStatus(), e.attempts(), null);
+            }
+
+            @Override
+            public Receipt dead(InboxStore.Entry e) {
+                return new Receipt(Receipt.Status.DEAD, null, null, e.attempts(), e.lastError());
+            }
+
+            @Override
+            public Receipt inFlight(InboxStore.Entry e) {
+                return new Receipt(Receipt.Status.IN_FLIGHT, null, null, e.attempts(), null);
+            }
+        };
+    }
+
+    Receipt receive(Connection tx, InboundMessage message) {
+        Args.notNull(tx, "tx");
+        Scope s = core.check(message);
+        byte[] fp = core.fingerprintOf(message);
+        // Auto-commit would commit the entry before the business writes: the very gap the inbox closes.
+        Transactions.requireTransaction(tx, core.what("receive", s));
+        try {
+            Receipt receipt = store.receive(tx, s, fp, receipts(s));
+            core.notify(statusOf(receipt));
+            return receipt;
+        } catch (KeyReuseException e) {
+            core.notify(Outcome.Status.KEY_REUSED);
+            throw e;
+        } catch (SQLException e) {
+            throw SqlErrors.translate(core.what("receive", s), e);
+        }
+    }
+
+    void storeResult(Connection tx, InboundMessage message, byte[] result) {
+        Args.notNull(tx, "tx");
+        Args.notNull(result, "result");
+        Scope s = core.check(message);
+        core.checkResult(s, result);
+        Transactions.requireTransaction(tx, core.what("store result", s));
+        try {
+            if (store.storeResult(tx, s, result) == 0) {
+                throw new TxboxException("cannot store a result for " + core.what(s)
+                        + ": receive did not report FIRST for it in this transaction (a result stored by an "
+                        + "earlier transaction is never replaced); call receive in the same transaction first "
+                        + "and store only when it reports FIRST");
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate(core.what("store result", s), e);
+        }
+    }
+
+    Outcome process(DataSource ds, InboundMessage message, Handler handler) {
+        Args.notNull(ds, "ds");
+        Args.notNull(handler, "handler");
+        Scope s = core.check(message);
+        byte[] fp = core.fingerprintOf(message);
+        Throwable handlerError = null;
+        for (int attempt = 0; handlerError == null; attempt++) {
+            boolean lastTry = attempt >= core.transactionRetries;
+            try (Connection c = ds.getConnection()) {
+                boolean autoCommit = c.getAutoCommit();
+                boolean done = false;
+                try {
+                    if (autoCommit) {
+                        c.setAutoCommit(false);
+                    }
+                    Receipt receipt;
+                    try {
+                        receipt = store.receive(c, s, fp, receipts(s));
+                    } catch (KeyReuseException e) {
+                        return core.report(new Outcome(Outcome.Status.KEY_REUSED, null, 0, e.getMessage(), null));
+                    }
+                    if (!receipt.isFirst()) {
+                        return core.report(outcomeOf(receipt));
+                    }
+                    byte[] result;
+                    try {
+                        result = handler.handle(c, message);
+                    } catch (Exception e) {
+                        try {
+                            c.rollback();
+                        } catch (SQLException lost) {
+                            // The connection died under the handler: nothing committed, and the
+                            // handler is not to blame, so no attempt is counted.
+                            e.addSuppressed(lost);
+                            throw new RetryableException(core.what("process", s)
+                                    + " lost its database connection; nothing was committed: " + e, e);
+                        }
+                        done = true;
+                        if (isConflict(e) && !lastTry) {
+                            core.debug(s, "handler hit a serialization failure or deadlock; retrying");
+                            continue;
+                        }
+                        handlerError = e;
+                        continue;
+                    }
+                    // Refused as documented, outside the handler's failure path: the finally
+                    // rolls everything back and no attempt is counted, so no row is written.
+                    core.checkResult(s, result);
+                    if (result != null) {
+                        store.storeResult(c, s, result);
+                    }
+                    c.commit();
+                    done = true;
+                    return core.report(new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null));
+                } finally {
+                    if (!done) {
+                        InboxCore.rollbackQuietly(c);
+                    }
+                    if (autoCommit) {
+                        InboxCore.restoreAutoCommit(c);
+                    }
+                }
+            } catch (SQLException e) {
+                if (isConflict(e) && !lastTry) {
+                    core.debug(s, "transaction hit a serialization failure or deadlock; retrying");
+                    continue;
+                }
+                throw SqlErrors.translate(core.what("process", s), e);
+            }
+        }
+        // The business transaction is closed, so the failure is counted on a fresh connection.
+        return recordFailure(ds, message, handlerError);
+    }
+
+    Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error) {
+        Args.notNull(ds, "ds");
+        Args.notNull(error, "error");
+        Scope s = core.check(message);
+        byte[] fp = core.fingerprintOf(message);
+        String reason = ErrorTexts.describe(error);
+        Outcome outcome = InboxCore.inOwnTransaction(ds, core.what("record failure", s),
+                c -> store.recordFailure(c, s, fp, reason, new InboxStore.Answers<>() {
+                    @Override
+                    public Outcome written(InboxStore.Written w) {
+                        core.logFailure(s, w.dead(), w.attempts(), w.failures(), reason);
+                        return new Outcome(w.dead() ? Outcome.Status.DEAD : Outcome.Status.FAILED, null,
+                                w.attempts(), reason, error);
+                    }
+
+                    @Override
+                    public Outcome keyReused(InboxStore.Entry e) {
+                        return new Outcome(Outcome.Status.KEY_REUSED, null, e.attempts(),
+                                new KeyReuseException(core.consumer, s.key(), s.tenant()).getMessage(), error);
+                    }
+
+                    @Override
+                    public Outcome completed(InboxStore.Entry e) {
+                        return new Outcome(Outcome.Status.DUPLICATE, e.result(), e.attempts(), null, null);
+                    }
+
+                    @Override
+                    public Outcome dead(InboxStore.Entry e) {
+                        return new Outcome(Outcome.Status.DEAD, null, e.attempts(), e.lastError(), error);
+                    }
+
+                    @Override
+                    public Outcome inFlight(InboxStore.Entry e) {
+                        return new Outcome(Outcome.Status.IN_FLIGHT, null, e.attempts(), null, error);
+                    }
+                }));
+        return core.report(outcome);
+    }
+
+    private static Outcome outcomeOf(Receipt r) {
+        return new Outcome(statusOf(r), r.status() == Receipt.Status.DUPLICATE ? r.result() : null, r.attempts(),
+                r.status() == Receipt.Status.DEAD ? r.reason() : null, null);
+    }
+
+    private static Outcome.Status statusOf(Receipt r) {
+        return switch (r.status()) {
+            case FIRST -> Outcome.Status.PROCESSED;
+            case DUPLICATE -> Outcome.Status.DUPLICATE;
+            case IN_FLIGHT -> Outcome.Status.IN_FLIGHT;
+            case DEAD -> Outcome.Status.DEAD;
+        };
+    }
+
+    private static boolean isConflict(Throwable e) {
+        SQLException sqlError = SqlErrors.findSql(e);
+        String state = sqlError == null ? null : sqlError.getSQLState();
+        return "40001".equals(state) || "40P01".equals(state);
+    }
+}

@@ -1,0 +1,180 @@
+package io.txbox.inbox;
+
+import io.txbox.InvalidInputException;
+import io.txbox.Texts;
+import io.txbox.internal.Args;
+import io.txbox.internal.Connections;
+import io.txbox.internal.KeyRules;
+import io.txbox.internal.SqlErrors;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the inbox's modes share: the configuration, the input checks, the store, the listener,
+ * the log lines and the short transactions of their own.
+ */
+final class InboxCore {
+    static final int PURGE_BATCH = 1000;
+    /** Width of the consumer column, in characters. */
+    private static final int MAX_SCOPE_CHARS = 255;
+
+    static final Logger log = LoggerFactory.getLogger(Inbox.class);
+
+    final String consumer;
+    final int maxAttempts;
+    final int maxPayloadBytes;
+    final Fingerprint fingerprint;
+    final Duration retention;
+    final Clock clock;
+    final int transactionRetries;
+    final InboxListener listener;
+    final InboxStore store;
+    private final String tenantPrefix;
+
+    InboxCore(Inbox.Builder b) {
+        this.consumer = b.consumer;
+        this.maxAttempts = b.maxAttempts;
+        this.maxPayloadBytes = b.maxPayloadBytes;
+        this.fingerprint = b.fingerprint;
+        this.retention = b.retention;
+        this.clock = b.clock;
+        this.transactionRetries = b.transactionRetries;
+        this.listener = b.listener;
+        long leaseMicros = TimeUnit.NANOSECONDS.toMicros(b.lease.toNanos());
+        this.store = new PostgresInboxStore(b.tables, b.maxAttempts, leaseMicros, PURGE_BATCH,
+                "consumer " + Texts.quote(consumer));
+        this.tenantPrefix = consumer + "@";
+    }
+
+    // ---- input checks ----
+
+    Scope scope(String key, @Nullable String tenant) {
+        KeyRules.check("message key", key);
+        if (tenant == null) {
+            return new Scope(consumer, key, null);
+        }
+        KeyRules.check("tenant", tenant);
+        String column = tenantPrefix + tenant;
+        if (column.length() > MAX_SCOPE_CHARS) {
+            throw new InvalidInputException("tenant " + Texts.quote(tenant) + " is " + tenant.length()
+                    + " characters; with consumer " + Texts.quote(consumer) + " the limit is "
+                    + (MAX_SCOPE_CHARS - tenantPrefix.length()));
+        }
+        return new Scope(column, key, tenant);
+    }
+
+    Scope check(InboundMessage m) {
+        Args.notNull(m, "message");
+        Scope s = scope(m.key(), m.tenant());
+        if (m.payload().length > maxPayloadBytes) {
+            throw new InvalidInputException("payload of key " + Texts.quote(m.key()) + " is " + m.payload().length
+                    + " bytes, more than maxPayloadBytes " + maxPayloadBytes);
+        }
+        return s;
+    }
+
+    void checkResult(Scope s, byte @Nullable [] result) {
+        if (result != null && result.length > maxPayloadBytes) {
+            throw new InvalidInputException("result for key " + Texts.quote(s.key()) + " is " + result.length
+                    + " bytes, more than maxPayloadBytes " + maxPayloadBytes);
+        }
+    }
+
+    byte @Nullable [] fingerprintOf(InboundMessage m) {
+        return fingerprint.of(m);
+    }
+
+    KeyReuseException keyReused(Scope s) {
+        log.warn("{} - key {} reused with a different payload fingerprint; refused", consumer, s.label());
+        return new KeyReuseException(consumer, s.key(), s.tenant());
+    }
+
+    // ---- transactions ----
+
+    @FunctionalInterface
+    interface SqlWork<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    /** Runs {@code work} on a connection of its own and commits it, whatever mode the pool hands out. */
+    static <T> T inOwnTransaction(DataSource ds, String what, SqlWork<T> work) {
+        try (Connection c = ds.getConnection()) {
+            if (c.getAutoCommit()) {
+                return work.run(c);
+            }
+            boolean done = false;
+            try {
+                T result = work.run(c);
+                c.commit();
+                done = true;
+                return result;
+            } finally {
+                if (!done) {
+                    rollbackQuietly(c);
+                }
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate(what, e);
+        }
+    }
+
+    static void rollbackQuietly(Connection c) {
+        SQLException e = Connections.rollbackQuietly(c);
+        if (e != null) {
+            log.debug("rollback failed: {}", e.toString());
+        }
+    }
+
+    static void restoreAutoCommit(Connection c) {
+        SQLException e = Connections.restoreAutoCommit(c);
+        if (e != null) {
+            log.debug("restoring auto-commit failed: {}", e.toString());
+        }
+    }
+
+    // ---- listener and logs ----
+
+    Outcome report(Outcome outcome) {
+        notify(outcome.status());
+        return outcome;
+    }
+
+    void notify(Outcome.Status status) {
+        try {
+            listener.onOutcome(consumer, status);
+        } catch (RuntimeException e) {
+            log.warn("{} - inbox listener failed on {}: {}", consumer, status, e.toString());
+        }
+    }
+
+    void logFailure(Scope s, boolean dead, int attempts, int failures, String reason) {
+        if (dead) {
+            log.error("{} - key {} is DEAD after attempt {} (failure {} of {}); parked for an operator. Last error: {}",
+                    consumer, s.label(), attempts, failures, maxAttempts, reason);
+        } else {
+            log.warn("{} - key {} failed on attempt {} (failure {} of {}): {}", consumer, s.label(), attempts,
+                    failures, maxAttempts, reason);
+        }
+    }
+
+    void debug(Scope s, String event) {
+        if (log.isDebugEnabled()) {
+            log.debug("{} - key {} {}", consumer, s.label(), event);
+        }
+    }
+
+    String what(Scope s) {
+        return "consumer " + Texts.quote(consumer) + " key " + s.label();
+    }
+
+    String what(String action, Scope s) {
+        return "inbox " + action + " for " + what(s);
+    }
+}

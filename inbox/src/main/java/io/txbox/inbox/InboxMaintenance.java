@@ -1,0 +1,146 @@
+package io.txbox.inbox;
+
+import static io.txbox.internal.schema.tables.TxboxInbox.TXBOX_INBOX;
+
+import io.txbox.TxboxTables;
+import io.txbox.internal.Args;
+import io.txbox.internal.Jooq;
+import io.txbox.internal.SqlErrors;
+import io.txbox.internal.shaded.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.impl.DSL;
+import io.txbox.internal.shaded.jooq.impl.SQLDataType;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Map;
+import java.util.TreeMap;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Operator calls on the whole inbox table, across consumers, for scripts and the admin CLI.
+ * Deleting goes through each consumer's own {@link Inbox#purgeCompleted}, so an operator's
+ * purge is the library's purge: the same rows (a consumer's tenant entries, stored as
+ * {@code consumer@tenant}, included), the same bounded batches, and the same clock (this
+ * JVM's, see {@link #of(DataSource, TxboxTables, Clock)}).
+ *
+ * <pre>{@code
+ * InboxMaintenance inboxes = InboxMaintenance.of(dataSource, tables);
+ * long wouldGo = inboxes.countCompleted(Duration.ofDays(30), null);
+ * long gone = inboxes.purgeCompleted(Duration.ofDays(30), null);   // every consumer
+ * }</pre>
+ */
+public final class InboxMaintenance {
+    private final DataSource dataSource;
+    private final TxboxTables tables;
+    private final Clock clock;
+    /** Completed entries older than a cutoff, counted per consumer column. */
+    private final String completedByConsumer;
+    private final String deadCount;
+
+    private InboxMaintenance(DataSource dataSource, TxboxTables tables, Clock clock) {
+        this.dataSource = dataSource;
+        this.tables = tables;
+        this.clock = clock;
+        DSLContext r = Jooq.renderer(tables);
+        completedByConsumer = r.render(r.select(TXBOX_INBOX.CONSUMER, DSL.count()).from(TXBOX_INBOX)
+                .where(TXBOX_INBOX.STATUS.eq(DSL.inline(InboxSql.COMPLETED)))
+                .and(TXBOX_INBOX.COMPLETED_AT.lt(DSL.param("cutoff", SQLDataType.TIMESTAMPWITHTIMEZONE)))
+                .groupBy(TXBOX_INBOX.CONSUMER));
+        deadCount = r.render(r.selectCount().from(TXBOX_INBOX).where(TXBOX_INBOX.STATUS.eq(DSL.inline(InboxSql.DEAD))));
+    }
+
+    /** Operator calls on the inbox table in {@code tables}, cutoffs by the system UTC clock. */
+    public static InboxMaintenance of(DataSource dataSource, TxboxTables tables) {
+        return of(dataSource, tables, Clock.systemUTC());
+    }
+
+    /** Operator calls on the inbox table in {@code tables}, cutoffs by {@code clock}. */
+    public static InboxMaintenance of(DataSource dataSource, TxboxTables tables, Clock clock) {
+        Args.notNull(dataSource, "dataSource");
+        Args.notNull(tables, "tables");
+        Args.notNull(clock, "clock");
+        return new InboxMaintenance(dataSource, tables, clock);
+    }
+
+    /**
+     * The COMPLETED entries that {@link #purgeCompleted} would delete now: completed more than
+     * {@code olderThan} ago, of {@code consumer} (with its tenants) or of every consumer when null.
+     *
+     * @throws io.txbox.ConfigException if {@code olderThan} is under 1 second or {@code consumer}
+     *     is not a valid consumer name
+     */
+    public long countCompleted(Duration olderThan, @Nullable String consumer) {
+        check(olderThan, consumer);
+        return purgeable(clock.instant().minus(olderThan), consumer).values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /**
+     * Deletes the COMPLETED entries completed more than {@code olderThan} ago, of {@code consumer}
+     * (with its tenants) or of every consumer when null, through each consumer's
+     * {@link Inbox#purgeCompleted}: bounded batches, locked rows skipped. DEAD, FAILED and
+     * in-flight entries are kept. A redelivery of a purged key runs again, so choose
+     * {@code olderThan} longer than any redelivery you expect.
+     *
+     * @return the number of entries deleted
+     * @throws io.txbox.ConfigException if {@code olderThan} is under 1 second or {@code consumer}
+     *     is not a valid consumer name
+     */
+    public long purgeCompleted(Duration olderThan, @Nullable String consumer) {
+        check(olderThan, consumer);
+        Instant now = clock.instant();
+        Clock fixed = Clock.fixed(now, ZoneOffset.UTC);
+        long total = 0;
+        for (String name : purgeable(now.minus(olderThan), consumer).keySet()) {
+            total += Inbox.builder(name).tables(tables).retention(olderThan).clock(fixed).build()
+                    .purgeCompleted(dataSource);
+        }
+        return total;
+    }
+
+    /** DEAD entries of every consumer. */
+    public long countDead() {
+        try (Connection c = dataSource.getConnection();
+                PreparedStatement ps = c.prepareStatement(deadCount);
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw SqlErrors.translate("counting DEAD inbox entries", e);
+        }
+    }
+
+    /** {@code olderThan} and {@code consumer} by the inbox builder's own rules (retention, consumer name). */
+    private static void check(Duration olderThan, @Nullable String consumer) {
+        Args.notNull(olderThan, "olderThan");
+        Inbox.builder(consumer == null ? "any" : consumer).retention(olderThan);
+    }
+
+    /** Purgeable entries per consumer, tenants folded into their consumer. */
+    private Map<String, Long> purgeable(Instant cutoff, @Nullable String consumer) {
+        Map<String, Long> counts = new TreeMap<>();
+        try (Connection c = dataSource.getConnection();
+                PreparedStatement ps = c.prepareStatement(completedByConsumer)) {
+            ps.setObject(1, OffsetDateTime.ofInstant(cutoff, ZoneOffset.UTC));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String column = rs.getString(1);
+                    int at = column.indexOf('@');
+                    String name = at < 0 ? column : column.substring(0, at);
+                    if (consumer == null || consumer.equals(name)) {
+                        counts.merge(name, rs.getLong(2), Long::sum);
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate("counting completed inbox entries", e);
+        }
+        return counts;
+    }
+}

@@ -1,0 +1,25 @@
+package io.txbox.outbox;
+
+import io.txbox.TxboxTables;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+
+/**
+ * The outbox's statements, behind one seam per database: the insert of a message that is a no-op
+ * when its step key is already in the outbox. Implementations render the statement once, when the
+ * outbox is built (so the configured schema and prefix apply), and only bind it per call.
+ * {@link PostgresOutboxStore} is the PostgreSQL implementation; another database plugs in here.
+ */
+interface OutboxStore {
+    /** The store for {@code tables}' database; PostgreSQL today. */
+    static OutboxStore of(TxboxTables tables) {
+        return new PostgresOutboxStore(tables);
+    }
+
+    /** Inserts {@code message} on {@code tx}, unless its step key is in the outbox; returns whether it wrote the row. */
+    boolean insert(Connection tx, OutboxMessage message) throws SQLException;
+
+    /** {@link #insert} for each message, in one batched round trip; returns whether each wrote its row, in order. */
+    boolean[] insertAll(Connection tx, List<OutboxMessage> messages) throws SQLException;
+}

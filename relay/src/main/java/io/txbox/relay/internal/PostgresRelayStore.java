@@ -1,0 +1,468 @@
+package io.txbox.relay.internal;
+
+import static io.txbox.internal.PostgresSql.column;
+import static io.txbox.internal.PostgresSql.nowPlusMillis;
+import static io.txbox.internal.PostgresSql.param;
+import static io.txbox.internal.PostgresSql.unnest;
+import static io.txbox.internal.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
+import static io.txbox.internal.schema.tables.TxboxOutboxDead.TXBOX_OUTBOX_DEAD;
+import static io.txbox.internal.schema.tables.TxboxRelayLane.TXBOX_RELAY_LANE;
+import static io.txbox.internal.schema.tables.TxboxRelayMember.TXBOX_RELAY_MEMBER;
+
+import io.txbox.TxboxTables;
+import io.txbox.internal.Jooq;
+import io.txbox.internal.OutboxColumns;
+import io.txbox.internal.PostgresSql;
+import io.txbox.internal.SqlErrors;
+import io.txbox.internal.schema.tables.TxboxOutbox;
+import io.txbox.internal.schema.tables.TxboxOutboxDead;
+import io.txbox.internal.schema.tables.TxboxRelayLane;
+import io.txbox.internal.schema.tables.TxboxRelayMember;
+import io.txbox.internal.shaded.jooq.CommonTableExpression;
+import io.txbox.internal.shaded.jooq.Condition;
+import io.txbox.internal.shaded.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.Field;
+import io.txbox.internal.shaded.jooq.InsertValuesStep1;
+import io.txbox.internal.shaded.jooq.Query;
+import io.txbox.internal.shaded.jooq.Table;
+import io.txbox.internal.shaded.jooq.conf.ParamType;
+import io.txbox.internal.shaded.jooq.impl.DSL;
+import io.txbox.internal.shaded.jooq.impl.SQLDataType;
+import io.txbox.outbox.Lanes;
+import io.txbox.relay.PublishRecord;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The relay's statements on PostgreSQL, built with jOOQ's DSL from the generated tables and
+ * rendered once per relay. What jOOQ cannot express (database time plus milliseconds, parallel
+ * array parameters, the age of a row as an interval, session settings) comes from {@link
+ * PostgresSql} or says why where it is written. The claim query is {@link #claim}.
+ */
+final class PostgresRelayStore implements RelayStore {
+    /** Backlogs up to this many rows are counted exactly; larger ones are estimated from the id span. */
+    static final int EXACT_BACKLOG_LIMIT = 10_000;
+    /** PostgreSQL's {@code undefined_table}. */
+    private static final String UNDEFINED_TABLE = "42P01";
+
+    private static final TxboxOutbox O = TXBOX_OUTBOX;
+    private static final TxboxOutboxDead D = TXBOX_OUTBOX_DEAD;
+    private static final TxboxRelayLane L = TXBOX_RELAY_LANE.as("l");
+    private static final TxboxRelayMember M = TXBOX_RELAY_MEMBER;
+    private static final Field<OffsetDateTime> NOW = DSL.currentOffsetDateTime();
+    /** The claim's columns: the row as it is published, plus its attempts so far. */
+    private static final List<Field<?>> CLAIMED = OutboxColumns.concat(OutboxColumns.ROW, List.of(O.ATTEMPTS));
+    private static final int CLAIM_LANE = CLAIMED.indexOf(O.LANE) + 1;
+
+    private final String initLanes;
+    private final String heartbeat;
+    private final String expireMembers;
+    private final String liveMembers;
+    private final String ownedLanes;
+    private final String takeLanes;
+    private final String releaseLanes;
+    private final String releaseAll;
+    private final String leave;
+    private final String renewLanes;
+    private final String lockLanes;
+    private final String claim;
+    private final String claimSkipping;
+    private final String delete;
+    private final String retry;
+    private final String block;
+    private final String deadLetter;
+    private final String backlog;
+    private final String missingTables;
+
+    PostgresRelayStore(TxboxTables tables) {
+        DSLContext r = Jooq.renderer(tables);
+
+        InsertValuesStep1<?, Short> lanes = r.insertInto(TXBOX_RELAY_LANE, TXBOX_RELAY_LANE.LANE);
+        for (int lane = 0; lane < Lanes.COUNT; lane++) {
+            lanes = lanes.values(DSL.inline((short) lane));
+        }
+        initLanes = sql(lanes.onConflict(TXBOX_RELAY_LANE.LANE).doNothing());
+
+        heartbeat = sql(r.insertInto(M, M.MEMBER_ID, M.LEASE_UNTIL)
+                .values(param(SQLDataType.VARCHAR), nowPlusMillis(param(SQLDataType.BIGINT)))
+                .onConflict(M.MEMBER_ID).doUpdate().set(M.LEASE_UNTIL, DSL.excluded(M.LEASE_UNTIL)));
+        expireMembers = sql(r.deleteFrom(M).where(M.LEASE_UNTIL.lt(NOW)));
+        // members other than the given ones (this relay's own workers, counted whether or not they have registered yet)
+        liveMembers = sql(r.selectCount().from(M).where(M.LEASE_UNTIL.gt(NOW))
+                .and(M.MEMBER_ID.ne(DSL.all(param(SQLDataType.VARCHAR.array())))));
+        // read in every batch so a membership change (a relay joining, leaving or expiring) is seen at once
+        Field<Integer> memberCount = DSL.field(r.selectCount().from(M).where(M.LEASE_UNTIL.gt(NOW)));
+        Field<Boolean> blocked = DSL.coalesce(DSL.field(L.BLOCKED_UNTIL.gt(NOW)), DSL.inline(false));
+
+        ownedLanes = sql(r.select(L.LANE, L.FENCE).from(L).where(L.OWNER.eq(param(SQLDataType.VARCHAR)))
+                .and(L.LEASE_UNTIL.gt(NOW)).orderBy(L.LANE));
+        // SKIP LOCKED: a lane whose owner is mid-batch holds its row lock, so it cannot be taken over
+        TxboxRelayLane all = TXBOX_RELAY_LANE;
+        Table<?> free = r.select(all.LANE).from(all).where(all.OWNER.isNull().or(all.LEASE_UNTIL.lt(NOW)))
+                .orderBy(all.LANE).limit(param(SQLDataType.INTEGER)).forUpdate().skipLocked().asTable("free");
+        takeLanes = sql(r.update(L).set(L.OWNER, param(SQLDataType.VARCHAR)).set(L.FENCE, L.FENCE.plus(DSL.inline(1L)))
+                .set(L.LEASE_UNTIL, nowPlusMillis(param(SQLDataType.BIGINT)))
+                .from(free).where(L.LANE.eq(free.field(all.LANE))).returningResult(L.LANE, L.FENCE));
+        Condition mineOnly = L.OWNER.eq(param(SQLDataType.VARCHAR));
+        releaseLanes = sql(r.update(L).set(L.OWNER, DSL.inline(null, L.OWNER)).set(L.LEASE_UNTIL, DSL.inline(null, L.LEASE_UNTIL))
+                .where(mineOnly).and(L.LANE.eq(DSL.any(param(SQLDataType.SMALLINT.array())))));
+        releaseAll = sql(r.update(L).set(L.OWNER, DSL.inline(null, L.OWNER)).set(L.LEASE_UNTIL, DSL.inline(null, L.LEASE_UNTIL))
+                .where(mineOnly));
+        leave = sql(r.deleteFrom(M).where(M.MEMBER_ID.eq(param(SQLDataType.VARCHAR))));
+
+        // both lock the worker's lanes for the batch and return only those it still holds with its fence
+        Table<?> mine = unnest("mine", List.of("lane", "fence"), SQLDataType.SMALLINT, SQLDataType.BIGINT);
+        Condition held = L.LANE.eq(column("mine", "lane", Short.class)).and(L.FENCE.eq(column("mine", "fence", Long.class)));
+        renewLanes = sql(r.update(L).set(L.LEASE_UNTIL, nowPlusMillis(param(SQLDataType.BIGINT))).from(mine)
+                .where(held).and(L.OWNER.eq(param(SQLDataType.VARCHAR)))
+                .returningResult(L.LANE, blocked, memberCount));
+        lockLanes = sql(r.select(L.LANE, blocked, memberCount).from(L).join(mine).on(held)
+                .where(L.OWNER.eq(param(SQLDataType.VARCHAR))).forNoKeyUpdate().of(L));
+
+        claim = claimQuery(r, DSL.noCondition());
+        // only while a destination waits for its target: its rows stay unclaimed, in order
+        claimSkipping = claimQuery(r, O.DESTINATION.ne(DSL.all(param(SQLDataType.VARCHAR.array()))));
+        delete = sql(r.deleteFrom(O).where(O.ID.eq(DSL.any(param(SQLDataType.BIGINT.array())))));
+
+        Table<?> f = unnest("f", List.of("id", "error", "delay_ms", "extra"), SQLDataType.BIGINT, SQLDataType.VARCHAR,
+                SQLDataType.BIGINT, SQLDataType.INTEGER);
+        retry = sql(r.update(O).set(O.ATTEMPTS, O.ATTEMPTS.plus(column("f", "extra", Integer.class)))
+                .set(O.LAST_ERROR, column("f", "error", String.class))
+                .set(O.AVAILABLE_AT, nowPlusMillis(column("f", "delay_ms", Long.class)))
+                .from(f).where(O.ID.eq(column("f", "id", Long.class))));
+
+        Table<?> b = unnest("b", List.of("lane", "delay_ms"), SQLDataType.SMALLINT, SQLDataType.BIGINT);
+        block = sql(r.update(L).set(L.BLOCKED_UNTIL, DSL.greatest(L.BLOCKED_UNTIL, nowPlusMillis(column("b", "delay_ms", Long.class))))
+                .from(b).where(L.LANE.eq(column("b", "lane", Short.class))));
+
+        deadLetter = deadLetterStatement(r);
+        backlog = backlogQuery(r);
+        // a template: to_regclass, the catalog lookup that answers null for a missing table, has no jOOQ form
+        missingTables = sql(r.select(column("t", "n", String.class))
+                .from(unnest("t", List.of("n", "q"), SQLDataType.VARCHAR, SQLDataType.VARCHAR))
+                .where(DSL.field("to_regclass({0})", Object.class, column("t", "q", String.class)).isNull())
+                .orderBy(column("t", "n", String.class)));
+    }
+
+    private static String claimQuery(DSLContext r, Condition skip) {
+        return sql(r.select(CLAIMED)
+                .from(O)
+                .where(O.LANE.eq(DSL.any(param(SQLDataType.SMALLINT.array()))))
+                .and(O.AVAILABLE_AT.le(NOW))
+                .and(skip)
+                .orderBy(O.ID)
+                .limit(param(SQLDataType.INTEGER))
+                .forUpdate().skipLocked());
+    }
+
+    /**
+     * One statement: delete the rows from the outbox and insert them into the dead letters with
+     * their reasons. A row retried from the dead letters keeps its id; if it dies again, the new
+     * reason wins.
+     */
+    private static String deadLetterStatement(DSLContext r) {
+        Table<?> d = unnest("d", List.of("id", "reason", "extra"), SQLDataType.BIGINT, SQLDataType.VARCHAR,
+                SQLDataType.INTEGER);
+        List<Field<?>> returned = OutboxColumns.concat(OutboxColumns.ROW, List.of(O.ATTEMPTS,
+                column("d", "reason", String.class).as("dead_reason"), column("d", "extra", Integer.class).as("dead_extra")));
+        CommonTableExpression<?> gone = DSL.name("gone").as(
+                r.deleteFrom(O).using(d).where(O.ID.eq(column("d", "id", Long.class))).returningResult(returned));
+        List<Field<?>> into = OutboxColumns.concat(OutboxColumns.of(D, OutboxColumns.ROW), List.of(D.ATTEMPTS, D.REASON));
+        List<Field<?>> values = OutboxColumns.concat(OutboxColumns.of(gone, OutboxColumns.ROW), List.of(
+                gone.field(O.ATTEMPTS.getName(), Integer.class).plus(gone.field("dead_extra", Integer.class)),
+                gone.field("dead_reason", String.class)));
+        return sql(r.with(gone).insertInto(D).columns(into).select(r.select(values).from(gone))
+                .onConflict(D.ID).doUpdate()
+                .set(D.ATTEMPTS, DSL.excluded(D.ATTEMPTS))
+                .set(D.REASON, DSL.excluded(D.REASON))
+                .set(D.DEAD_AT, NOW));
+    }
+
+    /**
+     * O(1) in the backlog: a count stopped after {@link #EXACT_BACKLOG_LIMIT} + 1 rows, the id span
+     * and the lowest id's age, each read from the primary key's ends (a full count took 0.5 s at 1M
+     * rows).
+     */
+    private static String backlogQuery(DSLContext r) {
+        Field<Integer> head = DSL.field(r.selectCount()
+                .from(r.selectOne().from(O).orderBy(O.ID).limit(DSL.inline(EXACT_BACKLOG_LIMIT + 1)).asTable("s")));
+        Field<Long> span = DSL.field(r.select(DSL.coalesce(O.ID.max().minus(O.ID.min()).plus(DSL.inline(1L)), DSL.inline(0L)))
+                .from(O));
+        // a template: the age is an interval, and jOOQ's epoch() takes a point in time
+        Field<Long> oldest = DSL.field(r.select(DSL.field("extract(epoch FROM {0} - {1}) * 1000",
+                SQLDataType.NUMERIC, NOW, O.CREATED_AT)).from(O).orderBy(O.ID).limit(DSL.inline(1))).cast(SQLDataType.BIGINT);
+        return sql(r.select(head, span, DSL.coalesce(oldest, DSL.inline(0L))));
+    }
+
+    private static String sql(Query q) {
+        return q.getSQL(ParamType.INDEXED);
+    }
+
+    @Override
+    public void prepareSession(Connection c, Duration laneLease) throws SQLException {
+        // session settings have no jOOQ form; they are PostgreSQL's own
+        try (Statement s = c.createStatement()) {
+            long guard = laneLease.toMillis();
+            s.execute("SET idle_in_transaction_session_timeout = " + guard);
+            s.execute("SET statement_timeout = " + guard);
+            s.execute("SET synchronous_commit = off");
+        }
+    }
+
+    @Override
+    public void resetSession(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("RESET idle_in_transaction_session_timeout; RESET statement_timeout; RESET synchronous_commit");
+        }
+    }
+
+    @Override
+    public void initLanes(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(initLanes)) {
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public int heartbeat(Connection c, String memberId, List<String> ownWorkers, Duration lease) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(heartbeat)) {
+            ps.setString(1, memberId);
+            ps.setLong(2, lease.toMillis());
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(expireMembers)) {
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(liveMembers)) {
+            ps.setArray(1, c.createArrayOf("text", ownWorkers.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1) + ownWorkers.size();
+            }
+        }
+    }
+
+    @Override
+    public Map<Short, Long> owned(Connection c, String memberId) throws SQLException {
+        Map<Short, Long> owned = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(ownedLanes)) {
+            ps.setString(1, memberId);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    owned.put(rs.getShort(1), rs.getLong(2));
+                }
+            }
+        }
+        return owned;
+    }
+
+    @Override
+    public Map<Short, Long> take(Connection c, String memberId, int max, Duration lease) throws SQLException {
+        Map<Short, Long> taken = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(takeLanes)) {
+            ps.setString(1, memberId);
+            ps.setLong(2, lease.toMillis());
+            ps.setInt(3, max);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    taken.put(rs.getShort(1), rs.getLong(2));
+                }
+            }
+        }
+        return taken;
+    }
+
+    @Override
+    public void release(Connection c, String memberId, List<Short> lanes) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(releaseLanes)) {
+            ps.setString(1, memberId);
+            ps.setArray(2, c.createArrayOf("int2", lanes.toArray()));
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public void leave(Connection c, String memberId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(releaseAll)) {
+            ps.setString(1, memberId);
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(leave)) {
+            ps.setString(1, memberId);
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public Locked lockLanes(Connection c, String memberId, Map<Short, Long> owned, boolean renew, Duration lease)
+            throws SQLException {
+        Short[] lanes = owned.keySet().toArray(Short[]::new);
+        Long[] fences = owned.values().toArray(Long[]::new);
+        Map<Short, Boolean> held = new LinkedHashMap<>();
+        int members = -1;
+        try (PreparedStatement ps = c.prepareStatement(renew ? renewLanes : lockLanes)) {
+            int i = 1;
+            if (renew) {
+                ps.setLong(i++, lease.toMillis());
+            }
+            ps.setArray(i++, c.createArrayOf("int2", lanes));
+            ps.setArray(i++, c.createArrayOf("int8", fences));
+            ps.setString(i, memberId);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    held.put(rs.getShort(1), rs.getBoolean(2));
+                    members = rs.getInt(3);
+                }
+            }
+        }
+        return new Locked(held, members);
+    }
+
+    @Override
+    public Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException {
+        List<PublishRecord> rows = new ArrayList<>(Math.min(limit, 1024));
+        short[] rowLanes = new short[limit];
+        boolean skip = !skipDestinations.isEmpty();
+        try (PreparedStatement ps = c.prepareStatement(skip ? claimSkipping : claim)) {
+            int i = 1;
+            ps.setArray(i++, c.createArrayOf("int2", lanes.toArray()));
+            if (skip) {
+                ps.setArray(i++, c.createArrayOf("varchar", skipDestinations.toArray()));
+            }
+            ps.setInt(i, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                // columns in OutboxColumns.ROW order: id, the message (lane the 6th), created_at; then attempts
+                while (rs.next()) {
+                    rowLanes[rows.size()] = rs.getShort(CLAIM_LANE);
+                    rows.add(new PublishRecord(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                            rs.getString(5), rs.getBytes(7), headers(rs.getArray(8), rs.getArray(9)), rs.getString(10),
+                            rs.getString(11), rs.getString(12), rs.getInt(14),
+                            rs.getObject(13, OffsetDateTime.class).toInstant()));
+                }
+            }
+        }
+        return new Claimed(rows, rowLanes);
+    }
+
+    private static Map<String, String> headers(Array names, Array values) throws SQLException {
+        if (names == null || values == null) {
+            return Map.of();
+        }
+        String[] n = (String[]) names.getArray();
+        String[] v = (String[]) values.getArray();
+        Map<String, String> headers = new LinkedHashMap<>(n.length * 2);
+        for (int i = 0; i < n.length && i < v.length; i++) {
+            headers.put(n[i], v[i]);
+        }
+        return headers;
+    }
+
+    @Override
+    public void delete(Connection c, long[] ids) throws SQLException {
+        if (ids.length == 0) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(delete)) {
+            ps.setArray(1, c.createArrayOf("int8", box(ids)));
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public void retry(Connection c, long[] ids, String[] errors, long[] delayMillis, int[] addAttempts) throws SQLException {
+        if (ids.length == 0) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(retry)) {
+            ps.setArray(1, c.createArrayOf("int8", box(ids)));
+            ps.setArray(2, c.createArrayOf("text", errors));
+            ps.setArray(3, c.createArrayOf("int8", box(delayMillis)));
+            ps.setArray(4, c.createArrayOf("int4", box(addAttempts)));
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public void block(Connection c, Map<Short, Long> delayMillisByLane) throws SQLException {
+        if (delayMillisByLane.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(block)) {
+            ps.setArray(1, c.createArrayOf("int2", delayMillisByLane.keySet().toArray()));
+            ps.setArray(2, c.createArrayOf("int8", delayMillisByLane.values().toArray()));
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public void deadLetter(Connection c, long[] ids, String[] reasons, int[] addAttempts) throws SQLException {
+        if (ids.length == 0) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(deadLetter)) {
+            ps.setArray(1, c.createArrayOf("int8", box(ids)));
+            ps.setArray(2, c.createArrayOf("text", reasons));
+            ps.setArray(3, c.createArrayOf("int4", box(addAttempts)));
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public long[] backlog(Connection c, int timeoutSeconds) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(backlog)) {
+            ps.setQueryTimeout(timeoutSeconds);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long exact = rs.getLong(1);
+                return new long[] {exact <= EXACT_BACKLOG_LIMIT ? exact : Math.max(exact, rs.getLong(2)), rs.getLong(3)};
+            }
+        }
+    }
+
+    @Override
+    public List<String> missingTables(Connection c, List<String> names, List<String> qualified) throws SQLException {
+        List<String> missing = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(missingTables)) {
+            ps.setArray(1, c.createArrayOf("text", names.toArray()));
+            ps.setArray(2, c.createArrayOf("text", qualified.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    missing.add(rs.getString(1));
+                }
+            }
+        }
+        return missing;
+    }
+
+    @Override
+    public boolean isUndefinedTable(Throwable e) {
+        SQLException sql = SqlErrors.findSql(e);
+        return sql != null && UNDEFINED_TABLE.equals(sql.getSQLState());
+    }
+
+    private static Long[] box(long[] values) {
+        Long[] boxed = new Long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            boxed[i] = values[i];
+        }
+        return boxed;
+    }
+
+    private static Integer[] box(int[] values) {
+        Integer[] boxed = new Integer[values.length];
+        for (int i = 0; i < values.length; i++) {
+            boxed[i] = values[i];
+        }
+        return boxed;
+    }
+}

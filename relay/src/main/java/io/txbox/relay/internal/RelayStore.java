@@ -1,0 +1,109 @@
+package io.txbox.relay.internal;
+
+import io.txbox.TxboxTables;
+import io.txbox.relay.PublishRecord;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every statement the relay runs against the database, behind one seam: lane membership and
+ * ownership (for {@link LaneOwnership}), the claim query ({@link #claim}), the settling of a
+ * batch's outcomes, and the backlog sample. Implementations render their statements once, when
+ * the relay is built (so the configured schema and prefix apply), and only bind them per call.
+ * {@link PostgresRelayStore} is the PostgreSQL implementation; another database plugs in here.
+ *
+ * <p>A batch is one transaction on the worker's connection: {@link #lockLanes}, {@link #claim},
+ * then {@link #delete}, {@link #retry}, {@link #block} and {@link #deadLetter} for the outcomes.
+ * No method commits.
+ */
+interface RelayStore {
+    /** The store for {@code tables}' database; PostgreSQL today. */
+    static RelayStore of(TxboxTables tables) {
+        return new PostgresRelayStore(tables);
+    }
+
+    /** Session settings of a worker's connection, so a stalled batch cannot hold its lanes' locks past the lease. */
+    void prepareSession(Connection c, Duration laneLease) throws SQLException;
+
+    /** Undoes {@link #prepareSession} before the connection goes back to its pool. */
+    void resetSession(Connection c) throws SQLException;
+
+    /** Creates the lane rows if they are missing; idempotent. */
+    void initLanes(Connection c) throws SQLException;
+
+    /**
+     * Renews the member's lease, drops expired members, and returns the number of live members,
+     * counting each of {@code ownWorkers} (this relay's workers, {@code memberId} among them) as
+     * live even before it has registered: a relay's workers start together, so none of them takes
+     * more than its share.
+     */
+    int heartbeat(Connection c, String memberId, List<String> ownWorkers, Duration lease) throws SQLException;
+
+    /** Lanes this member holds with an unexpired lease: lane to fence. */
+    Map<Short, Long> owned(Connection c, String memberId) throws SQLException;
+
+    /**
+     * Takes up to {@code max} free or expired lanes, bumping their fences: lane to new fence. A
+     * lane whose owner is mid-batch holds its row lock and is skipped, so it cannot be taken over.
+     */
+    Map<Short, Long> take(Connection c, String memberId, int max, Duration lease) throws SQLException;
+
+    /** Gives up {@code lanes} if this member still owns them. */
+    void release(Connection c, String memberId, List<Short> lanes) throws SQLException;
+
+    /** Releases every lane of the member and removes its membership. */
+    void leave(Connection c, String memberId) throws SQLException;
+
+    /**
+     * Locks the member's lanes for this transaction, renewing their lease if {@code renew}, and
+     * returns the lanes still held (same owner and fence) with whether each is blocked, and the
+     * number of live members. A lane missing from the result was lost to another member.
+     */
+    Locked lockLanes(Connection c, String memberId, Map<Short, Long> owned, boolean renew, Duration lease)
+            throws SQLException;
+
+    /** Lanes still held, each with whether it is blocked; live members, or -1 when no lane is held. */
+    record Locked(Map<Short, Boolean> held, int members) {}
+
+    /**
+     * The claim query: up to {@code limit} due rows of {@code lanes} in id order, locked with
+     * {@code FOR UPDATE SKIP LOCKED}; rows locked by another transaction and rows of the {@code
+     * skipDestinations} are skipped.
+     */
+    Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException;
+
+    /** Claimed rows and the lane of each. */
+    record Claimed(List<PublishRecord> rows, short[] lanes) {}
+
+    /** Deletes the confirmed rows. */
+    void delete(Connection c, long[] ids) throws SQLException;
+
+    /** Counts {@code addAttempts} failed attempts and makes each row due again after its delay (database time). */
+    void retry(Connection c, long[] ids, String[] errors, long[] delayMillis, int[] addAttempts) throws SQLException;
+
+    /** Keeps each lane from being claimed for at least its delay, so no later row overtakes a failed one. */
+    void block(Connection c, Map<Short, Long> delayMillisByLane) throws SQLException;
+
+    /** Moves rows to the dead-letter table with their reasons, adding {@code addAttempts} to their attempts. */
+    void deadLetter(Connection c, long[] ids, String[] reasons, int[] addAttempts) throws SQLException;
+
+    /**
+     * Rows in the outbox and the age of its oldest row in milliseconds, in O(1) of the backlog.
+     * The count is exact up to {@link PostgresRelayStore#EXACT_BACKLOG_LIMIT} rows; above that it
+     * is {@code max(id) - min(id) + 1}, an upper bound that also counts ids already published out
+     * of order or never committed. The oldest row is the one with the lowest id.
+     */
+    long[] backlog(Connection c, int timeoutSeconds) throws SQLException;
+
+    /**
+     * Which of the tables {@code names} (schema-qualified and quoted as {@code qualified}, in the
+     * same order) do not exist, sorted by name.
+     */
+    List<String> missingTables(Connection c, List<String> names, List<String> qualified) throws SQLException;
+
+    /** Whether {@code e} says a txbox table does not exist (an unmigrated schema). */
+    boolean isUndefinedTable(Throwable e);
+}
