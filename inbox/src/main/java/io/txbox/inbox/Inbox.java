@@ -34,6 +34,8 @@ import org.jspecify.annotations.Nullable;
  * For side effects outside the database: {@link #claim} commits a lease (in database time),
  * the worker does its work, then {@link #complete} or {@link #fail} with the claim's fencing
  * token. A worker whose lease expired and was taken over gets {@link LeaseLostException}.
+ * {@link #twoPhase(DataSource)} offers this mode as a {@link TwoPhaseStore}, the interface a
+ * Redis store implements too, for code that should run on either (the HTTP helper).
  *
  * <p>Do not mix the modes for one consumer. Implementations are immutable and thread-safe.
  * Every call that takes a {@link Connection} runs on it and never commits, rolls back or

@@ -50,10 +50,10 @@ public final class InboxMaintenance {
         this.clock = clock;
         DSLContext r = Jooq.renderer(tables);
         completedByConsumer = r.render(r.select(TXBOX_INBOX.CONSUMER, DSL.count()).from(TXBOX_INBOX)
-                .where(TXBOX_INBOX.STATUS.eq(DSL.inline(InboxSql.COMPLETED)))
+                .where(TXBOX_INBOX.STATUS.eq(DSL.inline(InboxStore.COMPLETED)))
                 .and(TXBOX_INBOX.COMPLETED_AT.lt(DSL.param("cutoff", SQLDataType.TIMESTAMPWITHTIMEZONE)))
                 .groupBy(TXBOX_INBOX.CONSUMER));
-        deadCount = r.render(r.selectCount().from(TXBOX_INBOX).where(TXBOX_INBOX.STATUS.eq(DSL.inline(InboxSql.DEAD))));
+        deadCount = r.render(r.selectCount().from(TXBOX_INBOX).where(TXBOX_INBOX.STATUS.eq(DSL.inline(InboxStore.DEAD))));
     }
 
     /** Operator calls on the inbox table in {@code tables}, cutoffs by the system UTC clock. */

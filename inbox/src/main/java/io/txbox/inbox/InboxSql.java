@@ -55,9 +55,9 @@ final class InboxSql {
         Field<String> failed = DSL.inline(FAILED);
         Field<String> dead = DSL.inline(DEAD);
         // now(): the transaction's start in database time, the one clock all workers share.
-        // Plain SQL (typed) because jOOQ renders its current-timestamp functions with the
-        // precision and time zone of its own dialect model; the lease arithmetic below needs an
-        // exact microsecond interval, which jOOQ's timestampAdd cannot render from a long.
+        // Plain SQL (typed), so that the statement itself says which clock and which arithmetic
+        // the fence relies on (complete and fail match lease_until to the microsecond);
+        // jOOQ's currentOffsetDateTime() and timestampAdd() would leave both to its rendering.
         Field<OffsetDateTime> now = DSL.field("now()", SQLDataType.TIMESTAMPWITHTIMEZONE);
         Field<OffsetDateTime> leaseEnd = DSL.field("{0} + {1} * interval '1 microsecond'", SQLDataType.TIMESTAMPWITHTIMEZONE,
                 now, DSL.inline(leaseMicros));

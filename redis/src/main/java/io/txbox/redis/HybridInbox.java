@@ -26,7 +26,13 @@ import java.time.Duration;
  *       until {@code complete} (cached), {@code fail} or {@code release}; otherwise the marker
  *       is removed.
  * </ul>
- * A fingerprint that differs from the cached one, a result larger than
+ * Before the script, what this process itself knows answers without a round trip: a
+ * duplicate of a {@code process} delivery this process is running is IN_FLIGHT, and one of a
+ * key whose {@code process} this process committed within min({@code cacheTtl},
+ * {@code inFlightTtl}) is DUPLICATE with that result (up to {@code maxCachedResultBytes}; at
+ * most 8 MiB of results in all). Both are what the script would answer.
+ *
+ * <p>A fingerprint that differs from the cached one, a result larger than
  * {@code maxCachedResultBytes}, and a completion inside the caller's transaction
  * ({@code complete(Connection, ..)}, whose commit the inbox cannot see) are never answered from
  * Redis: they go to the database, which decides.

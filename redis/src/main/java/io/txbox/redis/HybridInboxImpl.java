@@ -98,6 +98,8 @@ final class HybridInboxImpl implements HybridInbox {
      * an entry here, and removes its own entry once the marker is replaced or removed.
      */
     private final ConcurrentHashMap<String, Running> running = new ConcurrentHashMap<>();
+    /** Completions this process committed, answered without Redis for min(cacheTtl, inFlightTtl). */
+    private final LocalResults recent;
 
     /** A delivery this process runs; identity matters (see {@link #running}). */
     private static final class Running {
@@ -116,6 +118,7 @@ final class HybridInboxImpl implements HybridInbox {
         this.cacheTtlArg = utf8(Long.toString(b.cacheTtl.toMillis()));
         this.maxCachedResultBytes = b.maxCachedResultBytes;
         this.answerInFlight = b.answerInFlight;
+        this.recent = new LocalResults(b.clock, b.cacheTtl.compareTo(b.inFlightTtl) < 0 ? b.cacheTtl : b.inFlightTtl);
         this.fingerprint = db.fingerprint();
         this.listener = b.listener;
         this.breaker = new CircuitBreaker(b.failureThreshold, b.openFor, b.clock, this::breakerMoved);
@@ -157,7 +160,13 @@ final class HybridInboxImpl implements HybridInbox {
         byte[] key = Keys.entry(prefix, Keys.CACHE, consumer, message.key(), message.tenant());
         byte[] fpOrNull = fingerprint.of(message);
         byte[] fp = fpOrNull == null ? new byte[0] : fpOrNull;
-        Running local = answerInFlight ? running.get(local(key)) : null;
+        String localKey = local(key);
+        LocalResults.Result done = recent.get(localKey, fp);
+        if (done != null) {
+            answer(Answer.HIT);
+            return new Front(Front.Kind.HIT, key, fp, done.result(), null, Map.of(), done.attempts());
+        }
+        Running local = answerInFlight ? running.get(localKey) : null;
         if (local != null && sameFingerprint(local.fp, fp)) {
             answer(Answer.IN_FLIGHT);
             return new Front(Front.Kind.IN_FLIGHT, key, fp, null, null, Map.of(), 0);
@@ -299,6 +308,9 @@ final class HybridInboxImpl implements HybridInbox {
                 throw e;
             }
             if (outcome.status() == Outcome.Status.PROCESSED || outcome.status() == Outcome.Status.DUPLICATE) {
+                if (outcome.result() == null || outcome.result().length <= maxCachedResultBytes) {
+                    recent.put(local, f.fp(), outcome.result(), outcome.attempts());
+                }
                 cache(key, f.fp(), outcome.result(), null, null, outcome.attempts(), "cache");
             } else {
                 unmark(key, "unmark");

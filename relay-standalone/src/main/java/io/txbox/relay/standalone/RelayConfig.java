@@ -693,14 +693,14 @@ public final class RelayConfig {
             return parse(key, defaultValue, s -> {
                 int v = Integer.parseInt(s);
                 return v < min || v > max ? null : v;
-            }, "must be a whole number from " + min + " to " + max);
+            }, "must be a whole number between " + min + " and " + max);
         }
 
         private Duration duration(String key, Duration defaultValue, Duration min, Duration max) {
             return parse(key, defaultValue, s -> {
                 Duration d = Durations.parse(s);
                 return d == null || d.compareTo(min) < 0 || d.compareTo(max) > 0 ? null : d;
-            }, "must be a duration from " + Durations.format(min) + " to " + Durations.format(max)
+            }, "must be a duration between " + Durations.format(min) + " and " + Durations.format(max)
                     + " (like 250ms, 30s, 5m, 12h, 7d or ISO-8601 PT0.25S)");
         }
 

@@ -5,10 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import io.txbox.TxboxTables;
-import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestPostgres;
 import io.txbox.testkit.TestRabbit;
+import io.txbox.testkit.TxboxSchema;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -33,7 +32,7 @@ class StandaloneReadinessIT {
 
     @BeforeAll
     static void setUp() throws Exception {
-        TxboxMigrations.migrate(PG.dataSource(), TxboxTables.inSchema(PG.schema()));
+        TxboxSchema.migrated(PG);
         admin = RABBIT.newConnection();
         ch = admin.createChannel();
     }

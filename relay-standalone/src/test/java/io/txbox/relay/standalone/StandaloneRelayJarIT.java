@@ -9,12 +9,12 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import io.txbox.TxboxTables;
-import io.txbox.migrations.TxboxMigrations;
 import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TxboxSchema;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -72,8 +72,7 @@ class StandaloneRelayJarIT {
     @BeforeAll
     static void setUp() throws Exception {
         assertThat(JAR).as("built in the package phase").exists();
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
+        tables = TxboxTables.inSchema(TxboxSchema.migrated(PG).name());
         topic = KafkaBroker.shared().uniqueTopic("jar-orders");
         KafkaBroker.shared().createTopic(topic, 1);
         ConnectionFactory f = new ConnectionFactory();
@@ -269,7 +268,7 @@ class StandaloneRelayJarIT {
         assertThat(child.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
         String err = child.stderr();
         assertThat(child.process().exitValue()).as(err).isEqualTo(2);
-        assertThat(err).contains("txbox.relay.batch-size = \"huge\" (bad.properties): must be a whole number from 1 to 10000")
+        assertThat(err).contains("txbox.relay.batch-size = \"huge\" (bad.properties): must be a whole number between 1 and 10000")
                 .contains("txbox.relay.poll-intervall (bad.properties) is not a known key; did you mean txbox.relay.poll-interval?")
                 .doesNotContain(DB_SECRET);
     }
@@ -277,9 +276,8 @@ class StandaloneRelayJarIT {
     @Test
     void status_throughTheJar_printsJson() throws Exception {
         // a schema of its own with known contents: 3 pending outbox rows, 2 dead inbox entries
-        String schema = PG.newSchema("status");
+        String schema = TxboxSchema.migrated(PG, "status").name();
         TxboxTables statusTables = TxboxTables.inSchema(schema);
-        TxboxMigrations.migrate(PG.dataSource(), statusTables);
         Outbox statusOutbox = Outbox.builder().tables(statusTables).build();
         try (Connection c = PG.dataSource().getConnection()) {
             c.setAutoCommit(false);
