@@ -6,7 +6,12 @@ import java.util.regex.Pattern;
  * Where the txbox tables live: a schema and a table-name prefix. Both are checked against a
  * strict identifier pattern when created, so a name can never carry SQL.
  *
- * <p>The defaults give {@code public.txbox_inbox}, {@code public.txbox_outbox} and so on.
+ * <p>The defaults give {@code public.txbox_inbox}, {@code public.txbox_outbox} and so on. On
+ * MariaDB and MySQL the schema is a database.
+ *
+ * <p>The length caps keep every name txbox makes inside the identifier limits of each supported
+ * database: 63 characters on PostgreSQL, 64 on MariaDB and MySQL. The longest is the prefix plus
+ * {@code outbox_step_key_uq}, at most {@value #MAX_PREFIX_LENGTH} + 18 characters.
  *
  * @param schema schema name: lower-case letter or underscore first, then lower-case letters,
  *     digits or underscores, at most {@value #MAX_SCHEMA_LENGTH} characters
@@ -18,7 +23,9 @@ public record TxboxTables(String schema, String prefix) {
     public static final String DEFAULT_SCHEMA = "public";
     /** Default table prefix: {@value}. */
     public static final String DEFAULT_PREFIX = "txbox_";
+    /** Longest schema name: {@value}, within PostgreSQL's 63 and MariaDB's / MySQL's 64. */
     public static final int MAX_SCHEMA_LENGTH = 48;
+    /** Longest prefix: {@value}, so prefix + the longest table or index suffix stays within both limits. */
     public static final int MAX_PREFIX_LENGTH = 24;
 
     private static final Pattern SCHEMA = Pattern.compile("[a-z_][a-z0-9_]*");

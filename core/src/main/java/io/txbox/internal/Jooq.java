@@ -61,6 +61,15 @@ public final class Jooq {
         return DSL.using(SQLDialect.POSTGRES, settings(tables));
     }
 
+    /**
+     * A context that renders {@code dialect}'s SQL, for rendering only. The MariaDB / MySQL tables
+     * ({@code io.txbox.internal.mariadb.schema}) carry the same names as the PostgreSQL ones, so
+     * the same name mapping applies.
+     */
+    public static DSLContext renderer(TxboxTables tables, Dialect dialect) {
+        return DSL.using(dialect.jooq(), settings(tables));
+    }
+
     /** A context that runs on the caller's connection and never commits or closes it. */
     public static DSLContext on(Connection connection, Settings settings) {
         return DSL.using(connection, SQLDialect.POSTGRES, settings);

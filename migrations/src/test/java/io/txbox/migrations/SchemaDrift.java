@@ -1,5 +1,6 @@
 package io.txbox.migrations;
 
+import io.txbox.internal.Dialect;
 import io.txbox.internal.schema.Txbox;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -19,15 +20,34 @@ import io.txbox.internal.shaded.jooq.UniqueKey;
 /**
  * Compares the tables a migration created with the metadata of the generated jOOQ code:
  * tables, columns, column types, nullability, primary and unique keys. Returns every
- * difference, or an empty list.
+ * difference, or an empty list. PostgreSQL is compared with {@code io.txbox.internal.schema},
+ * MariaDB and MySQL with {@code io.txbox.internal.mariadb.schema}.
  */
 final class SchemaDrift {
     private SchemaDrift() {}
 
     static List<String> between(Connection c, String schema, String prefix) throws SQLException {
+        if (Dialect.of(c).isMysqlFamily()) {
+            return MariaDbSchemaDrift.between(c, schema, prefix);
+        }
+        return between(c, schema, prefix, Txbox.TXBOX.getTables(), SchemaDrift::pgColumns, SchemaDrift::liveKeys);
+    }
+
+    /** Compares one table's live columns with the generated ones, adding each difference to {@code diffs}. */
+    interface Catalog {
+        void read(Connection c, String schema, String table, Table<?> gen, List<String> diffs) throws SQLException;
+    }
+
+    /** Reads one table's live primary and unique keys as {@code "primary key (a,b)"}, {@code "unique (c)"}. */
+    interface Keys {
+        TreeSet<String> read(Connection c, String schema, String table) throws SQLException;
+    }
+
+    static List<String> between(Connection c, String schema, String prefix, List<Table<?>> tables, Catalog columns,
+            Keys keys) throws SQLException {
         List<String> diffs = new ArrayList<>();
         Map<String, Table<?>> generated = new TreeMap<>();
-        for (Table<?> t : Txbox.TXBOX.getTables()) {
+        for (Table<?> t : tables) {
             generated.put(prefix + t.getName().substring("txbox_".length()), t);
         }
         TreeSet<String> live = liveTables(c, schema, prefix);
@@ -42,13 +62,13 @@ final class SchemaDrift {
                 diffs.add("table " + name + " is in the generated code but not in the database");
                 continue;
             }
-            compareColumns(c, schema, name, e.getValue(), diffs);
-            compareKeys(c, schema, name, e.getValue(), diffs);
+            columns.read(c, schema, name, e.getValue(), diffs);
+            compareKeys(keys.read(c, schema, name), name, e.getValue(), diffs);
         }
         return diffs;
     }
 
-    private static TreeSet<String> liveTables(Connection c, String schema, String prefix) throws SQLException {
+    static TreeSet<String> liveTables(Connection c, String schema, String prefix) throws SQLException {
         TreeSet<String> out = new TreeSet<>();
         try (PreparedStatement ps = c.prepareStatement(
                 "select table_name from information_schema.tables where table_schema = ? and table_type = 'BASE TABLE'")) {
@@ -65,7 +85,7 @@ final class SchemaDrift {
         return out;
     }
 
-    private static void compareColumns(Connection c, String schema, String table, Table<?> gen, List<String> diffs)
+    private static void pgColumns(Connection c, String schema, String table, Table<?> gen, List<String> diffs)
             throws SQLException {
         Map<String, String> live = new TreeMap<>();
         try (PreparedStatement ps = c.prepareStatement("""
@@ -85,6 +105,11 @@ final class SchemaDrift {
             DataType<?> dt = f.getDataType();
             expected.put(f.getName(), pgType(dt) + (dt.nullable() ? "" : " not null"));
         }
+        compareColumns(table, live, expected, diffs);
+    }
+
+    /** Reports every column that is only live, only generated, or differs in type or nullability. */
+    static void compareColumns(String table, Map<String, String> live, Map<String, String> expected, List<String> diffs) {
         for (String col : live.keySet()) {
             if (!expected.containsKey(col)) {
                 diffs.add(table + "." + col + " (" + live.get(col) + ") is not in the generated code");
@@ -100,8 +125,7 @@ final class SchemaDrift {
         }
     }
 
-    private static void compareKeys(Connection c, String schema, String table, Table<?> gen, List<String> diffs)
-            throws SQLException {
+    private static TreeSet<String> liveKeys(Connection c, String schema, String table) throws SQLException {
         TreeSet<String> live = new TreeSet<>();
         try (PreparedStatement ps = c.prepareStatement("""
                 select con.contype, array_to_string(array(
@@ -117,6 +141,10 @@ final class SchemaDrift {
                 }
             }
         }
+        return live;
+    }
+
+    private static void compareKeys(TreeSet<String> live, String table, Table<?> gen, List<String> diffs) {
         TreeSet<String> expected = new TreeSet<>();
         if (gen.getPrimaryKey() != null) {
             expected.add("primary key (" + names(gen.getPrimaryKey()) + ")");

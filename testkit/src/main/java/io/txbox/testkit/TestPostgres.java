@@ -1,6 +1,5 @@
 package io.txbox.testkit;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -42,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * one {@code PostgreSQLContainer} per JVM. If none answers, {@code beforeAll} throws a {@link
  * TestkitException} within the connect timeout.
  */
-public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
+public final class TestPostgres implements TestDatabase, BeforeAllCallback, AfterAllCallback {
   /** The server used when the environment names none. */
   public static final String DEFAULT_JDBC_URL = "jdbc:postgresql://127.0.0.1:5432/test";
   /** The login used when the environment names none. */
@@ -94,6 +93,16 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
   }
 
   @Override
+  public Kind kind() {
+    return Kind.POSTGRESQL;
+  }
+
+  @Override
+  public String qualified(String schema, String table) {
+    return '"' + schema + "\".\"" + table + '"';
+  }
+
+  @Override
   public void beforeAll(ExtensionContext context) {
     synchronized (lock) {
       if (schema != null) {
@@ -140,6 +149,7 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
   }
 
   /** Returns this class's schema name: lower case, unquoted-safe, at most 63 characters. */
+  @Override
   public String schema() {
     String name = schema;
     if (name == null) {
@@ -149,6 +159,7 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
   }
 
   /** Returns a JDBC URL whose {@code currentSchema} is {@link #schema()}. */
+  @Override
   public String jdbcUrl() {
     return jdbcUrl(schema());
   }
@@ -159,16 +170,19 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
    *
    * @param schema an existing schema name
    */
+  @Override
   public String jdbcUrl(String schema) {
     return withCurrentSchema(server().url(), schema);
   }
 
   /** Returns the login role for {@link #jdbcUrl()}. */
+  @Override
   public String user() {
     return server().user();
   }
 
   /** Returns the password for {@link #jdbcUrl()}; empty for trust authentication. */
+  @Override
   public String password() {
     return server().password();
   }
@@ -177,21 +191,12 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
    * Returns a HikariCP pool on {@link #jdbcUrl()}, created on first call and closed after the
    * class. Connections are opened on demand, up to the configured pool size.
    */
+  @Override
   public DataSource dataSource() {
     synchronized (lock) {
       if (pool == null) {
         String name = schema();
-        HikariConfig config = new HikariConfig();
-        config.setPoolName("txbox-test-" + name);
-        config.setJdbcUrl(jdbcUrl(name));
-        config.setUsername(user());
-        if (!password().isEmpty()) {
-          config.setPassword(password());
-        }
-        config.setMaximumPoolSize(poolSize);
-        config.setMinimumIdle(1);
-        config.setConnectionTimeout(Duration.ofSeconds(10).toMillis());
-        pool = new HikariDataSource(config);
+        pool = TestPools.create(name, jdbcUrl(name), user(), password(), poolSize, java.util.Map.of());
       }
       return pool;
     }
@@ -202,6 +207,7 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
    *
    * @throws TestkitException if the server does not answer
    */
+  @Override
   public Connection connection() {
     return open(jdbcUrl());
   }
@@ -223,6 +229,7 @@ public final class TestPostgres implements BeforeAllCallback, AfterAllCallback {
    * @param hint readable part of the name; characters outside {@code [a-z0-9_]} are replaced
    * @return the new schema's name
    */
+  @Override
   public String newSchema(String hint) {
     Objects.requireNonNull(hint, "hint");
     PgEndpoint server = server();

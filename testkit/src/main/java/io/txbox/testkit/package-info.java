@@ -1,9 +1,14 @@
 /**
- * JUnit 5 support for tests that run against a real PostgreSQL, a real Kafka broker and a real
- * RabbitMQ.
+ * JUnit 5 support for tests that run against a real PostgreSQL, a real MariaDB, a real Kafka
+ * broker and a real RabbitMQ.
  *
  * <ul>
  *   <li>{@link io.txbox.testkit.TestPostgres}: a fresh schema per test class, dropped afterwards.
+ *   <li>{@link io.txbox.testkit.TestMariaDb}: a fresh MariaDB database per test class, dropped
+ *       afterwards.
+ *   <li>{@link io.txbox.testkit.TestDatabases}: both of them for one class, handed to each
+ *       invocation of a {@code @ParameterizedTest} as a {@link io.txbox.testkit.TestDatabase}
+ *       through {@code @ArgumentsSource(TestDatabases.Each.class)}, so one suite runs on both.
  *   <li>{@link io.txbox.testkit.KafkaBroker}: a single-node KRaft broker in a child JVM, shared by
  *       every test JVM of a build ({@link io.txbox.testkit.KafkaBroker#shared()}) or private to a
  *       fault test ({@link io.txbox.testkit.KafkaBroker#startPrivate()}); {@link
@@ -20,7 +25,8 @@
  * </ul>
  *
  * <p>Every address can be overridden through the environment: {@code TXBOX_TEST_JDBC_URL},
- * {@code TXBOX_TEST_JDBC_USER}, {@code TXBOX_TEST_JDBC_PASSWORD}, {@code TXBOX_TEST_KAFKA},
+ * {@code TXBOX_TEST_JDBC_USER}, {@code TXBOX_TEST_JDBC_PASSWORD}, {@code TXBOX_TEST_MARIADB_URL} (with {@code
+ * TXBOX_TEST_MARIADB_USER}, {@code TXBOX_TEST_MARIADB_PASSWORD}), {@code TXBOX_TEST_KAFKA},
  * {@code TXBOX_TEST_AMQP_URI} and {@code TXBOX_TEST_REDIS_URL}. A service that cannot be reached fails the test class quickly with
  * a {@link io.txbox.testkit.TestkitException} that names the service, the address and how to start
  * it.
