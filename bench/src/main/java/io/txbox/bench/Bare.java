@@ -109,7 +109,12 @@ final class Bare {
     static Result kafka(String bootstrap, String topic, List<Msg> msgs, Map<String, String> overrides) throws Exception {
         AtomicReference<Exception> lastError = new AtomicReference<>();
         try (KafkaProducer<byte[], byte[]> p = producer(bootstrap, overrides)) {
-            p.partitionsFor(topic); // metadata before the clock starts, as the relay has it after its warm-up
+            // metadata with a leader for every partition before the clock starts, as the relay has it after its warm-up
+            long ready = System.nanoTime() + 30_000_000_000L;
+            while (p.partitionsFor(topic).stream().anyMatch(i -> i.leader() == null || i.leader().isEmpty())
+                    && System.nanoTime() < ready) {
+                Thread.sleep(100);
+            }
             Semaphore free = new Semaphore(KAFKA_IN_FLIGHT);
             long t0 = System.nanoTime();
             List<Msg> todo = msgs;

@@ -72,6 +72,8 @@ abstract class Destination implements AutoCloseable {
             this.overrides = overrides;
             this.strictFencing = strictFencing;
             env.createTopic(name, 4);
+            // the bare client's twin, made now so that its partitions have leaders long before it is used
+            env.createTopic(name + "-bare", 4);
         }
 
         @Override
@@ -86,7 +88,6 @@ abstract class Destination implements AutoCloseable {
 
         @Override
         Bare.Result bare(List<Bare.Msg> msgs, List<Integer> windows) throws Exception {
-            env.createTopic(name + "-bare", 4);
             return Bare.kafka(env.kafkaBootstrap(), name + "-bare", msgs, overrides);
         }
 
