@@ -1,17 +1,9 @@
 package io.txbox.inbox;
 
-import static io.txbox.internal.schema.tables.TxboxInbox.TXBOX_INBOX;
-
 import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
-import io.txbox.internal.Jooq;
 import io.txbox.internal.SqlErrors;
-import io.txbox.internal.shaded.jooq.DSLContext;
-import io.txbox.internal.shaded.jooq.impl.DSL;
-import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -40,20 +32,15 @@ public final class InboxMaintenance {
     private final DataSource dataSource;
     private final TxboxTables tables;
     private final Clock clock;
-    /** Completed entries older than a cutoff, counted per consumer column. */
-    private final String completedByConsumer;
-    private final String deadCount;
+    /** The table's statements; reads only here, deletes go through each consumer's inbox. */
+    private final InboxStore store;
 
     private InboxMaintenance(DataSource dataSource, TxboxTables tables, Clock clock) {
         this.dataSource = dataSource;
         this.tables = tables;
         this.clock = clock;
-        DSLContext r = Jooq.renderer(tables);
-        completedByConsumer = r.render(r.select(TXBOX_INBOX.CONSUMER, DSL.count()).from(TXBOX_INBOX)
-                .where(TXBOX_INBOX.STATUS.eq(DSL.inline(InboxStore.COMPLETED)))
-                .and(TXBOX_INBOX.COMPLETED_AT.lt(DSL.param("cutoff", SQLDataType.TIMESTAMPWITHTIMEZONE)))
-                .groupBy(TXBOX_INBOX.CONSUMER));
-        deadCount = r.render(r.selectCount().from(TXBOX_INBOX).where(TXBOX_INBOX.STATUS.eq(DSL.inline(InboxStore.DEAD))));
+        this.store = new PostgresInboxStore(tables, Inbox.DEFAULT_MAX_ATTEMPTS, 1, InboxCore.PURGE_BATCH,
+                "inbox maintenance");
     }
 
     /** Operator calls on the inbox table in {@code tables}, cutoffs by the system UTC clock. */
@@ -106,11 +93,8 @@ public final class InboxMaintenance {
 
     /** DEAD entries of every consumer. */
     public long countDead() {
-        try (Connection c = dataSource.getConnection();
-                PreparedStatement ps = c.prepareStatement(deadCount);
-                ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
+        try (Connection c = dataSource.getConnection()) {
+            return store.countDead(c);
         } catch (SQLException e) {
             throw SqlErrors.translate("counting DEAD inbox entries", e);
         }
@@ -125,19 +109,14 @@ public final class InboxMaintenance {
     /** Purgeable entries per consumer, tenants folded into their consumer. */
     private Map<String, Long> purgeable(Instant cutoff, @Nullable String consumer) {
         Map<String, Long> counts = new TreeMap<>();
-        try (Connection c = dataSource.getConnection();
-                PreparedStatement ps = c.prepareStatement(completedByConsumer)) {
-            ps.setObject(1, OffsetDateTime.ofInstant(cutoff, ZoneOffset.UTC));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    String column = rs.getString(1);
-                    int at = column.indexOf('@');
-                    String name = at < 0 ? column : column.substring(0, at);
-                    if (consumer == null || consumer.equals(name)) {
-                        counts.merge(name, rs.getLong(2), Long::sum);
-                    }
+        try (Connection c = dataSource.getConnection()) {
+            store.completedByConsumer(c, OffsetDateTime.ofInstant(cutoff, ZoneOffset.UTC)).forEach((column, n) -> {
+                int at = column.indexOf('@');
+                String name = at < 0 ? column : column.substring(0, at);
+                if (consumer == null || consumer.equals(name)) {
+                    counts.merge(name, n, Long::sum);
                 }
-            }
+            });
         } catch (SQLException e) {
             throw SqlErrors.translate("counting completed inbox entries", e);
         }

@@ -47,6 +47,8 @@ final class InboxSql {
     final Stmt resetDead;
     final Stmt listDead;
     final Stmt purge;
+    final Stmt completedByConsumer;
+    final Stmt countDead;
 
     InboxSql(TxboxTables tables, int maxAttempts, long leaseMicros, int purgeBatch) {
         DSLContext ctx = Jooq.renderer(tables);
@@ -204,6 +206,14 @@ final class InboxSql {
                                 .limit(DSL.inline(purgeBatch))
                                 .forUpdate().skipLocked())),
                 "cutoff", "consumer", "prefixLength", "prefix");
+
+        // Operator reads across consumers (InboxMaintenance): tenants stay separate rows here.
+        completedByConsumer = stmt(ctx.select(T.CONSUMER, DSL.count()).from(T)
+                .where(T.STATUS.eq(completed))
+                .and(T.COMPLETED_AT.lt(DSL.param("cutoff", SQLDataType.TIMESTAMPWITHTIMEZONE)))
+                .groupBy(T.CONSUMER),
+                "cutoff");
+        countDead = stmt(ctx.selectCount().from(T).where(T.STATUS.eq(dead)));
     }
 
     private static Param<String> p(String name) {

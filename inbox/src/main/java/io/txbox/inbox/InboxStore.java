@@ -115,6 +115,12 @@ interface InboxStore {
     /** Deletes one batch of the consumer's entries completed before {@code cutoff}; the rows deleted. */
     int purgeBatch(Connection c, String consumer, OffsetDateTime cutoff) throws SQLException;
 
+    /** COMPLETED entries of every consumer completed before {@code cutoff}, per consumer column (tenants apart). */
+    Map<String, Long> completedByConsumer(Connection c, OffsetDateTime cutoff) throws SQLException;
+
+    /** DEAD entries of every consumer. */
+    long countDead(Connection c) throws SQLException;
+
     /** Rows per {@link #purgeBatch}: a batch smaller than this was the last one. */
     int purgeBatchSize();
 

@@ -11,6 +11,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -163,6 +164,28 @@ final class PostgresInboxStore implements InboxStore {
             ps.setObject(1, cutoff);
             bindConsumer(ps, 2, consumer);
             return ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public Map<String, Long> completedByConsumer(Connection c, OffsetDateTime cutoff) throws SQLException {
+        Map<String, Long> counts = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql.completedByConsumer.sql())) {
+            ps.setObject(1, cutoff);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    counts.put(rs.getString(1), rs.getLong(2));
+                }
+            }
+        }
+        return counts;
+    }
+
+    @Override
+    public long countDead(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.countDead.sql()); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
         }
     }
 
