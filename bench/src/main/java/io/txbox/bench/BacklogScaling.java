@@ -26,10 +26,10 @@ final class BacklogScaling extends Scenario {
 
     @Override
     void configure(Options o) {
-        small = o.longValue("small", 10_000);
-        large = o.longValue("rows", 1_000_000);
-        broker = Broker.parse(o.string("broker", "kafka"));
-        payloadSize = o.intValue("payload", 400);
+        small = o.longValue("small", 10_000, "rows of the small backlog");
+        large = o.longValue("rows", 1_000_000, "rows of the large backlog");
+        broker = Broker.parse(o.string("broker", "kafka", "kafka or rabbitmq"));
+        payloadSize = o.intValue("payload", 400, "payload bytes per row");
         relayRun = new RelayRun(o).withWarmup(o);
     }
 

@@ -47,8 +47,8 @@ final class BenchEnv implements AutoCloseable {
         this.jdbcUrl = env("TXBOX_BENCH_JDBC_URL", env("TXBOX_TEST_JDBC_URL", "jdbc:postgresql://127.0.0.1:5432/test"));
         this.user = env("TXBOX_BENCH_JDBC_USER", env("TXBOX_TEST_JDBC_USER", "postgres"));
         this.password = env("TXBOX_BENCH_JDBC_PASSWORD", env("TXBOX_TEST_JDBC_PASSWORD", ""));
-        this.kafkaOption = opts.stringOrNull("kafka");
-        this.keepSchema = opts.flag("keep-schema");
+        this.kafkaOption = opts.stringOrNull("kafka", "host:port of a Kafka broker to use instead of starting a private one");
+        this.keepSchema = opts.flag("keep-schema", "keep the run's PostgreSQL schema instead of dropping it");
         String base = opts.scenario.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
         this.schema = "bench_" + base + "_" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 41), 36);
         this.tables = TxboxTables.inSchema(schema);

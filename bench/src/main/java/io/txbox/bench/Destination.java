@@ -12,6 +12,7 @@ import io.txbox.relay.rabbitmq.RabbitPublisher;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -51,6 +52,12 @@ abstract class Destination implements AutoCloseable {
 
     abstract String describe();
 
+    /**
+     * Publishes {@code msgs} with the bare client to a fresh twin of this destination on the
+     * same broker (see {@link Bare}); {@code windows} are the confirm windows a RabbitMQ loop tries.
+     */
+    abstract Bare.Result bare(List<Bare.Msg> msgs, List<Integer> windows) throws Exception;
+
     @Override
     public void close() throws Exception {}
 
@@ -65,6 +72,8 @@ abstract class Destination implements AutoCloseable {
             this.overrides = overrides;
             this.strictFencing = strictFencing;
             env.createTopic(name, 4);
+            // the bare client's twin, made now so that its partitions have leaders long before it is used
+            env.createTopic(name + "-bare", 4);
         }
 
         @Override
@@ -75,6 +84,11 @@ abstract class Destination implements AutoCloseable {
                 b.strictFencing("txbox-bench-" + name);
             }
             return b.build().topic(name);
+        }
+
+        @Override
+        Bare.Result bare(List<Bare.Msg> msgs, List<Integer> windows) throws Exception {
+            return Bare.kafka(env.kafkaBootstrap(), name + "-bare", msgs, overrides);
         }
 
         @Override
@@ -108,6 +122,11 @@ abstract class Destination implements AutoCloseable {
         Route route() {
             return RabbitPublisher.builder().connectionFactory(env.rabbit()).connectionName("txbox-bench-relay").build()
                     .exchange(name);
+        }
+
+        @Override
+        Bare.Result bare(List<Bare.Msg> msgs, List<Integer> windows) throws Exception {
+            return Bare.rabbit(admin, name + "-bare", msgs, windows);
         }
 
         @Override

@@ -68,14 +68,14 @@ final class DuplicateStorm extends Scenario {
 
     @Override
     void configure(Options o) {
-        senders = o.intValue("senders", 16);
-        keys = o.intValue("keys", 1000);
-        copies = o.intValue("copies", 10);
-        backoffMs = o.intValue("backoff-ms", 50);
-        workMs = o.intValue("work-ms", 2);
-        poolSize = o.intValue("pool", 16);
-        rounds = o.intValue("rounds", 2);
-        redisUrl = o.string("redis", System.getenv().getOrDefault("TXBOX_BENCH_REDIS", "redis://127.0.0.1:6379"));
+        senders = o.intValue("senders", 16, "concurrent senders");
+        keys = o.intValue("keys", 1000, "distinct message keys");
+        copies = o.intValue("copies", 10, "deliveries of each key, at once");
+        backoffMs = o.intValue("backoff-ms", 50, "wait before an IN_FLIGHT answer is redelivered (ms)");
+        workMs = o.intValue("work-ms", 2, "time the handler spends in its transaction (ms)");
+        poolSize = o.intValue("pool", 16, "database pool size");
+        rounds = o.intValue("rounds", 2, "rounds of each side, ABBA order");
+        redisUrl = o.string("redis", System.getenv().getOrDefault("TXBOX_BENCH_REDIS", "redis://127.0.0.1:6379"), "Redis URL (or TXBOX_BENCH_REDIS)");
         if (senders < 1 || keys < 1 || copies < 1 || backoffMs < 0 || workMs < 0 || poolSize < 1 || rounds < 1) {
             throw new Options.UsageException("--senders, --keys, --copies, --pool and --rounds must be at least 1,"
                     + " --backoff-ms and --work-ms at least 0");

@@ -6,6 +6,7 @@ import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.relay.Relay;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -15,6 +16,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
@@ -38,24 +43,29 @@ final class E2eLatency extends Scenario {
     private RelayRun relayRun;
     private long lost = -1;
     private long doubled = -1;
+    private int noise;
 
     @Override
     void configure(Options o) {
-        rate = o.doubleValue("rate", 1000);
-        seconds = o.intValue("seconds", 60);
+        rate = o.doubleValue("rate", 1000, "messages per second");
+        seconds = o.intValue("seconds", 60, "measured seconds");
         // 15 s: a new relay reshuffles its lanes between its workers about 5 s after it starts,
         // and released lanes wait up to another 5 s for their new owner (see PERFORMANCE.md);
         // the measured window starts after that, at steady state
-        warmup = o.intValue("warmup", 15);
-        senders = o.intValue("senders", 4);
-        consumers = o.intValue("consumers", 4);
-        payloadSize = o.intValue("payload", 400);
-        consumerKind = o.string("consumer", "library");
+        warmup = o.intValue("warmup", 15, "seconds before the measured window");
+        senders = o.intValue("senders", 4, "sending threads");
+        consumers = o.intValue("consumers", 4, "consumer threads");
+        payloadSize = o.intValue("payload", 400, "payload bytes");
+        consumerKind = o.string("consumer", "library", "library (txbox KafkaInboxConsumer) or plain");
+        noise = o.intValue("noise", 0, "processes the scenario starts, each spinning one core, for a loaded machine on demand");
         if (!consumerKind.equals("library") && !consumerKind.equals("plain")) {
             throw new Options.UsageException("--consumer must be library (txbox's KafkaInboxConsumer) or plain, but was '"
                     + consumerKind + "'");
         }
         relayRun = new RelayRun(o);
+        if (noise < 0) {
+            throw new Options.UsageException("--noise must be 0 or more spinning processes, but was " + noise);
+        }
         if (rate <= 0 || seconds < 1) {
             throw new Options.UsageException("--rate and --seconds must be positive");
         }
@@ -78,6 +88,24 @@ final class E2eLatency extends Scenario {
 
     @Override
     void run() throws Exception {
+        List<Process> spinners = new ArrayList<>();
+        try {
+            for (int i = 0; i < noise; i++) {
+                // one busy core each, so a loaded machine is reproducible; ended by handle in finally
+                spinners.add(new ProcessBuilder("sh", "-c", "while :; do :; done").start());
+            }
+            if (noise > 0) {
+                log("noise: %d spinning process(es) started", noise);
+            }
+            measure();
+        } finally {
+            for (Process p : spinners) {
+                p.destroyForcibly().waitFor();
+            }
+        }
+    }
+
+    private void measure() throws Exception {
         HikariDataSource sendDs = env.pool("senders", senders, false);
         HikariDataSource relayDs = env.pool("relay", relayRun.workers + 1);
         HikariDataSource recvDs = env.pool("receivers", consumers, false);
@@ -115,51 +143,28 @@ final class E2eLatency extends Scenario {
             try (Receivers consumer = consumerKind.equals("plain")
                     ? Receivers.plain(env.kafkaBootstrap(), dest.name, consumers, recvDs, inbox, onCommit)
                     : Receivers.library(env.kafkaBootstrap(), dest.name, consumers, recvDs, inbox, onCommit)) {
-                long t0 = System.nanoTime() + 50_000_000L;
-                AtomicLong next = new AtomicLong();
                 AtomicLong sendErrors = new AtomicLong();
-                AtomicLong late = new AtomicLong();
-                List<Thread> threads = new ArrayList<>();
-                for (int s = 0; s < senders; s++) {
-                    Thread th = new Thread(() -> {
-                        while (true) {
-                            long i = next.getAndIncrement();
-                            if (i >= total) {
-                                return;
-                            }
-                            long due = t0 + (long) (i / rate * 1e9);
-                            long wait = due - System.nanoTime();
-                            if (wait > 0) {
-                                LockSupport.parkNanos(wait);
-                            } else if (wait < -10_000_000L) {
-                                late.incrementAndGet();
-                            }
-                            String key = "e" + i;
-                            OutboxMessage m = OutboxMessage.builder(StepKey.of(key, "e2e"), dest.name)
-                                    .routingKey(key).payload(payload).build();
-                            try (Connection c = sendDs.getConnection()) {
-                                outbox.send(c, m);
-                                c.commit();
-                            } catch (SQLException | RuntimeException e) {
-                                sendErrors.incrementAndGet();
-                                continue;
-                            }
-                            long committed = System.nanoTime();
-                            sentLine.record(1);
-                            String stepKey = m.stepKey().value();
-                            long recv = meet.arrive(stepKey, true, committed);
-                            if (recv != 0) {
-                                record(stepKey, recv - committed, firstMeasured, latency, measured, maxPerSecond, start);
-                            }
-                        }
-                    }, "sender-" + s);
-                    th.start();
-                    threads.add(th);
-                }
-                for (Thread th : threads) {
-                    th.join();
-                }
-                double sendSecs = (System.nanoTime() - t0) / 1e9;
+                Paced paced = paced(total, i -> {
+                    String key = "e" + i;
+                    OutboxMessage m = OutboxMessage.builder(StepKey.of(key, "e2e"), dest.name)
+                            .routingKey(key).payload(payload).build();
+                    try (Connection c = sendDs.getConnection()) {
+                        outbox.send(c, m);
+                        c.commit();
+                    } catch (SQLException | RuntimeException e) {
+                        sendErrors.incrementAndGet();
+                        return;
+                    }
+                    long committed = System.nanoTime();
+                    sentLine.record(1);
+                    String stepKey = m.stepKey().value();
+                    long recv = meet.arrive(stepKey, true, committed);
+                    if (recv != 0) {
+                        record(stepKey, recv - committed, firstMeasured, latency, measured, maxPerSecond, start);
+                    }
+                });
+                AtomicLong late = new AtomicLong(paced.late());
+                double sendSecs = paced.seconds();
                 long expected = total - sendErrors.get();
                 // lost and doubled are counted in the business table the receivers write in the
                 // inbox transaction, not from the receivers' own callbacks
@@ -173,10 +178,20 @@ final class E2eLatency extends Scenario {
                 doubled = applied[0] - applied[1];
                 relay.close();
                 Histogram h = latency.getIntervalHistogram();
+                log("txbox: p50 %.2f ms, p99 %.2f ms; now the bare pipeline at the same rate", ms(h.getValueAtPercentile(50)),
+                        ms(h.getValueAtPercentile(99)));
+                Histogram bare = bare(recvDs, payload);
+                double ratio = bare.getValueAtPercentile(99) == 0 ? 0
+                        : (double) h.getValueAtPercentile(99) / bare.getValueAtPercentile(99);
                 report.figure("p50_ms", ms(h.getValueAtPercentile(50)), "ms")
                         .figure("p99_ms", ms(h.getValueAtPercentile(99)), "ms")
                         .figure("p999_ms", ms(h.getValueAtPercentile(99.9)), "ms")
                         .figure("max_ms", ms(h.getMaxValue()), "ms")
+                        .figure("bare_p50_ms", ms(bare.getValueAtPercentile(50)), "ms")
+                        .figure("bare_p99_ms", ms(bare.getValueAtPercentile(99)), "ms")
+                        .figure("bare_measured", bare.getTotalCount(), "msgs")
+                        .figure("p99_ratio_to_bare", Report.round(ratio, 2), "")
+                        .figure("noise_processes", noise, "")
                         .figure("mean_ms", Report.round(h.getMean() / 1000.0, 2), "ms")
                         .figure("measured", h.getTotalCount(), "msgs")
                         .figure("achieved_rate", Report.round(total / sendSecs, 1), "msg/s")
@@ -186,10 +201,18 @@ final class E2eLatency extends Scenario {
                         .figure("doubled", doubled, "msgs")
                         .figure("duplicates_absorbed", consumer.duplicates(), "msgs")
                         .target("p99_ms", "<=", 25)
+                        .target("p99_ratio_to_bare", "<=", 2)
                         .target("lost", "==", 0)
                         .target("doubled", "==", 0);
                 report.note("lost: sent messages with no business row; doubled: business rows beyond one per message");
                 report.note("late_sends: sends that started more than 10 ms after their slot (sender or pool saturated)");
+                if (bare.getTotalCount() < h.getTotalCount()) {
+                    report.note(String.format("bare pipeline: only %,d of %,d measured messages arrived within 30 s of the last"
+                            + " send; its p99 counts only those that did, so it understates the bare tail:"
+                            + " both pipelines are saturated", bare.getTotalCount(), h.getTotalCount()));
+                }
+                report.note("bare: KafkaProducer with the relay's settings -> plain consumer: business insert, commit, offsets;"
+                        + " send call -> database commit, same rate, same run, after txbox's window");
                 double[] xs = new double[maxPerSecond.length()];
                 double[] ys = new double[xs.length];
                 int last = 0;
@@ -204,12 +227,102 @@ final class E2eLatency extends Scenario {
                                 + " p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms.", rate, seconds, warmup, senders,
                                 consumers, ms(h.getValueAtPercentile(50)), ms(h.getValueAtPercentile(99)),
                                 ms(h.getValueAtPercentile(99.9)), ms(h.getMaxValue())))
-                        .percentiles("Send commit to receive commit", List.of("e2e latency"), List.of(h), 1000.0, "ms")
-                        .timeline("Messages per second", "msg/s", List.of(sentLine.series(0), recvLine.series(0)))
+                        .paragraph(seconds < 60 ? String.format("Short run: %d s measured (the default is 60 s); its tail"
+                                + " percentiles rest on %,d samples.", seconds, h.getTotalCount()) : "")
+                        .percentiles("Send commit to receive commit (bare: send call to receive commit)",
+                                List.of("txbox", "bare"), List.of(h, bare), 1000.0, "ms", List.of(Html.Mark.y(25, "p99 target 25 ms")))
+                        .timeline("Messages per second", "msg/s", List.of(sentLine.series(0), recvLine.series(0)),
+                                List.of(Html.Mark.x(warmup, "end of warm-up")))
                         .timeline("Highest latency per second", "ms", List.of(new Html.Series("max latency",
-                                java.util.Arrays.copyOf(xs, last + 1), java.util.Arrays.copyOf(ys, last + 1))));
+                                java.util.Arrays.copyOf(xs, last + 1), java.util.Arrays.copyOf(ys, last + 1))),
+                                List.of(Html.Mark.x(warmup, "end of warm-up"), Html.Mark.y(25, "p99 target")));
             }
         }
+    }
+
+    /** How a paced send loop went: sends that started over 10 ms after their slot, and its length. */
+    record Paced(long late, double seconds) {}
+
+    /** Calls {@code send} with 0 .. total-1 on the sender threads, message i due at start + i / rate. */
+    private Paced paced(int total, LongConsumer send) throws InterruptedException {
+        long t0 = System.nanoTime() + 50_000_000L;
+        AtomicLong next = new AtomicLong();
+        AtomicLong late = new AtomicLong();
+        List<Thread> threads = new ArrayList<>();
+        for (int s = 0; s < senders; s++) {
+            Thread th = new Thread(() -> {
+                while (true) {
+                    long i = next.getAndIncrement();
+                    if (i >= total) {
+                        return;
+                    }
+                    long due = t0 + (long) (i / rate * 1e9);
+                    long wait = due - System.nanoTime();
+                    if (wait > 0) {
+                        LockSupport.parkNanos(wait);
+                    } else if (wait < -10_000_000L) {
+                        late.incrementAndGet();
+                    }
+                    send.accept(i);
+                }
+            }, "sender-" + s);
+            th.start();
+            threads.add(th);
+        }
+        for (Thread th : threads) {
+            th.join();
+        }
+        return new Paced(late.get(), (System.nanoTime() - t0) / 1e9);
+    }
+
+    /**
+     * The bare pipeline at the same rate: a producer with the relay's settings sends each message
+     * at once (no outbox, no relay); the bench's plain consumer inserts the business row, commits,
+     * then commits the offsets (no inbox). Latency: send call to database commit. A warm-up of at
+     * most 5 s, then the same measured seconds.
+     */
+    private Histogram bare(HikariDataSource recvDs, byte[] payload) throws Exception {
+        String topic = "bench-e2e-bare-" + Long.toString(java.util.concurrent.ThreadLocalRandom.current().nextLong(1L << 30, 1L << 31), 36);
+        env.createTopic(topic, 4);
+        int bareWarmup = Math.min(warmup, 5);
+        int total = (int) Math.round(rate * (bareWarmup + seconds));
+        int firstMeasured = (int) Math.round(rate * bareWarmup);
+        Meeting meet = new Meeting();
+        Recorder latency = new Recorder(3);
+        AtomicLong measured = new AtomicLong();
+        long start = System.nanoTime();
+        AtomicLongArray maxPerSecond = new AtomicLongArray(bareWarmup + seconds + 120);
+        InboxConsumer consumer = new InboxConsumer(env.kafkaBootstrap(), topic, 4, consumers, recvDs, null, (key, first, nanos) -> {
+            long sent = meet.arrive(key, false, nanos);
+            if (sent != 0) {
+                record(key, nanos - sent, firstMeasured, latency, measured, maxPerSecond, start);
+            }
+        });
+        try {
+            consumer.awaitAssigned(Duration.ofSeconds(30));
+            try (KafkaProducer<byte[], byte[]> producer = Bare.producer(env.kafkaBootstrap(), relayRun.producer)) {
+                producer.partitionsFor(topic);
+                paced(total, i -> {
+                    String key = "b" + i + ":bare";
+                    byte[] k = key.getBytes(StandardCharsets.UTF_8);
+                    long now = System.nanoTime();
+                    producer.send(new ProducerRecord<>(topic, null, k, payload,
+                            List.of(new RecordHeader(OutboxMessage.IDEMPOTENCY_KEY_HEADER, k))));
+                    long recv = meet.arrive(key, true, now);
+                    if (recv != 0) {
+                        record(key, recv - now, firstMeasured, latency, measured, maxPerSecond, start);
+                    }
+                });
+                producer.flush();
+            }
+            long end = System.nanoTime() + 30_000_000_000L;
+            while (measured.get() < total - firstMeasured && System.nanoTime() < end) {
+                Thread.sleep(50);
+            }
+        } finally {
+            consumer.close();
+        }
+        return latency.getIntervalHistogram();
     }
 
     /**

@@ -33,6 +33,20 @@ final class Html {
     /** One line: its name and points. */
     record Series(String name, double[] xs, double[] ys) {}
 
+    /**
+     * A dashed reference line with its label: at {@code at} on the x axis (the end of the
+     * warm-up, say) when {@code onX}, else at {@code at} on the y axis (a target).
+     */
+    record Mark(boolean onX, double at, String label) {
+        static Mark x(double at, String label) {
+            return new Mark(true, at, label);
+        }
+
+        static Mark y(double at, String label) {
+            return new Mark(false, at, label);
+        }
+    }
+
     /** A tick on the x axis with its own label. */
     record Tick(double x, String label) {}
 
@@ -53,7 +67,12 @@ final class Html {
 
     /** Throughput over time: one point per second per series. */
     Html timeline(String chartTitle, String yLabel, List<Series> series) {
-        return chart(chartTitle, "seconds since start", yLabel, series, null);
+        return timeline(chartTitle, yLabel, series, List.of());
+    }
+
+    /** {@link #timeline} with reference lines (warm-up end, target). */
+    Html timeline(String chartTitle, String yLabel, List<Series> series, List<Mark> marks) {
+        return chart(chartTitle, "seconds since start", yLabel, series, null, marks);
     }
 
     /**
@@ -61,6 +80,12 @@ final class Html {
      * the tail gets as much room as the median.
      */
     Html percentiles(String chartTitle, List<String> names, List<Histogram> histograms, double unitDivisor, String unit) {
+        return percentiles(chartTitle, names, histograms, unitDivisor, unit, List.of());
+    }
+
+    /** {@link #percentiles} with reference lines (a latency target on the y axis). */
+    Html percentiles(String chartTitle, List<String> names, List<Histogram> histograms, double unitDivisor, String unit,
+            List<Mark> marks) {
         List<Series> series = new ArrayList<>();
         double maxNines = 1;
         for (int i = 0; i < histograms.size(); i++) {
@@ -90,7 +115,7 @@ final class Html {
         for (int n = 0; n <= Math.ceil(maxNines) && n < labels.length; n++) {
             ticks.add(new Tick(n, labels[n]));
         }
-        return chart(chartTitle, "percentile (last point: max)", unit, series, ticks);
+        return chart(chartTitle, "percentile (last point: max)", unit, series, ticks, marks);
     }
 
     private static double[] unbox(List<Double> l) {
@@ -102,6 +127,10 @@ final class Html {
     }
 
     Html chart(String chartTitle, String xLabel, String yLabel, List<Series> series, List<Tick> xTicks) {
+        return chart(chartTitle, xLabel, yLabel, series, xTicks, List.of());
+    }
+
+    Html chart(String chartTitle, String xLabel, String yLabel, List<Series> series, List<Tick> xTicks, List<Mark> marks) {
         double xmin = Double.MAX_VALUE;
         double xmax = -Double.MAX_VALUE;
         double ymax = 0;
@@ -112,6 +141,11 @@ final class Html {
             }
             for (double y : s.ys) {
                 ymax = Math.max(ymax, y);
+            }
+        }
+        for (Mark m : marks) {
+            if (!m.onX()) {
+                ymax = Math.max(ymax, m.at()); // a target above every value still shows
             }
         }
         if (series.isEmpty() || xmin == Double.MAX_VALUE) {
@@ -175,6 +209,19 @@ final class Html {
             int ly = MT + 14 + i * 15;
             s.append(String.format(Locale.ROOT, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='3'/>", ML + 10, ly - 4, ML + 28, ly - 4, color));
             s.append(String.format(Locale.ROOT, "<text x='%d' y='%d'>%s</text>%n", ML + 33, ly, esc(ser.name)));
+        }
+        for (Mark m : marks) {
+            if (m.onX() && (m.at() < fxmin || m.at() > fxmax)) {
+                continue;
+            }
+            double x1 = m.onX() ? sx.applyAsDouble(m.at()) : ML;
+            double x2 = m.onX() ? x1 : W - MR;
+            double y1 = m.onX() ? MT : sy.applyAsDouble(m.at());
+            double y2 = m.onX() ? MT + ph : y1;
+            s.append(String.format(Locale.ROOT, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#c00' stroke-dasharray='6 4'/>",
+                    x1, y1, x2, y2));
+            s.append(String.format(Locale.ROOT, "<text x='%.1f' y='%.1f' fill='#c00' text-anchor='%s'>%s</text>%n",
+                    m.onX() ? x1 + 4 : W - MR - 4, m.onX() ? MT + ph - 6 : y1 - 4, m.onX() ? "start" : "end", esc(m.label())));
         }
         s.append("</svg></figure>\n");
         return this;

@@ -59,11 +59,11 @@ final class InboxOverhead extends Scenario {
 
     @Override
     void configure(Options o) {
-        threads = o.intValue("threads", 8);
-        rounds = o.intValue("rounds", 5);
-        seconds = o.intValue("seconds", 10);
-        warmup = o.intValue("warmup", 5);
-        payloadSize = o.intValue("payload", 400);
+        threads = o.intValue("threads", 8, "threads on one pool");
+        rounds = o.intValue("rounds", 5, "ABBA rounds");
+        seconds = o.intValue("seconds", 10, "seconds per side and round");
+        warmup = o.intValue("warmup", 5, "warm-up seconds");
+        payloadSize = o.intValue("payload", 400, "payload bytes");
         if (threads < 1 || rounds < 1 || seconds < 1 || warmup < 0) {
             throw new Options.UsageException("--threads, --rounds and --seconds must be at least 1");
         }

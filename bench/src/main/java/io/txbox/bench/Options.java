@@ -3,60 +3,63 @@ package io.txbox.bench;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
- * The command line of one run: {@code SCENARIO [--name value]...}. Each scenario reads the
- * options it knows with its own default; an option no scenario reads is an error, so a typo
- * never silently runs with a default.
+ * The options of one run, as its scenario reads them: each scenario reads the options it knows
+ * with its own default and a description. The same reads, made on {@link #declaring} options,
+ * list what a scenario understands, which is how {@link Main} builds each scenario's picocli
+ * command and {@code --help}: the name, default and meaning of an option live only at the line
+ * that reads it. An option no scenario reads is an error, so a typo never silently runs with a
+ * default.
  */
 final class Options {
-    private static final Set<String> FLAGS = Set.of("strict-fencing", "trace-sql", "keep-schema", "no-html", "quiet");
+    /** One option a scenario reads: a flag takes no value. */
+    record Declared(String name, boolean flag, String dflt, String description) {}
 
     final String scenario;
     private final Map<String, String> values = new LinkedHashMap<>();
     private final Map<String, String> used = new LinkedHashMap<>();
+    private final Map<String, Declared> declared = new LinkedHashMap<>();
 
     private Options(String scenario) {
         this.scenario = scenario;
     }
 
-    static Options parse(List<String> args) {
-        if (args.isEmpty() || args.get(0).startsWith("-")) {
-            throw new UsageException("the first argument must be a scenario");
-        }
-        Options o = new Options(args.get(0));
-        for (int i = 1; i < args.size(); i++) {
-            String a = args.get(i);
-            if (!a.startsWith("--") || a.length() < 3) {
-                throw new UsageException("expected --option, got '" + a + "'");
-            }
-            String name = a.substring(2);
-            String value;
-            int eq = name.indexOf('=');
-            if (eq > 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            } else if (FLAGS.contains(name)) {
-                value = "true";
-            } else if (i + 1 < args.size()) {
-                value = args.get(++i);
-            } else {
-                throw new UsageException("--" + name + " needs a value");
-            }
-            o.values.put(name, value);
-        }
+    /** The values given on the command line ({@code name} without the dashes; a flag's value is "true"). */
+    static Options of(String scenario, Map<String, String> given) {
+        Options o = new Options(scenario);
+        o.values.putAll(given);
         return o;
     }
 
+    /** No values: the reads record what the scenario understands (see {@link #declared()}). */
+    static Options declaring(String scenario) {
+        return new Options(scenario);
+    }
+
+    /** The options read so far, in the order they were read. */
+    List<Declared> declared() {
+        return List.copyOf(declared.values());
+    }
+
+    private void declare(String name, boolean flag, Object dflt, String description) {
+        declared.putIfAbsent(name, new Declared(name, flag, String.valueOf(dflt), description));
+    }
+
     String string(String name, String dflt) {
+        return string(name, dflt, "");
+    }
+
+    String string(String name, String dflt, String description) {
+        declare(name, false, dflt, description);
         String v = values.getOrDefault(name, dflt);
         used.put(name, v);
         return v;
     }
 
     /** Absent options read as null and are not echoed into the parameters. */
-    String stringOrNull(String name) {
+    String stringOrNull(String name, String description) {
+        declare(name, false, "none", description);
         String v = values.get(name);
         if (v != null) {
             used.put(name, v);
@@ -65,6 +68,11 @@ final class Options {
     }
 
     long longValue(String name, long dflt) {
+        return longValue(name, dflt, "");
+    }
+
+    long longValue(String name, long dflt, String description) {
+        declare(name, false, dflt, description);
         String v = values.get(name);
         long result;
         try {
@@ -77,7 +85,11 @@ final class Options {
     }
 
     int intValue(String name, int dflt) {
-        long v = longValue(name, dflt);
+        return intValue(name, dflt, "");
+    }
+
+    int intValue(String name, int dflt, String description) {
+        long v = longValue(name, dflt, description);
         if (v > Integer.MAX_VALUE || v < Integer.MIN_VALUE) {
             throw new UsageException("--" + name + " is out of range: " + v);
         }
@@ -85,6 +97,11 @@ final class Options {
     }
 
     double doubleValue(String name, double dflt) {
+        return doubleValue(name, dflt, "");
+    }
+
+    double doubleValue(String name, double dflt, String description) {
+        declare(name, false, dflt, description);
         String v = values.get(name);
         double result;
         try {
@@ -97,6 +114,11 @@ final class Options {
     }
 
     boolean flag(String name) {
+        return flag(name, "");
+    }
+
+    boolean flag(String name, String description) {
+        declare(name, true, false, description);
         boolean b = Boolean.parseBoolean(values.getOrDefault(name, "false"));
         if (b) {
             used.put(name, "true");

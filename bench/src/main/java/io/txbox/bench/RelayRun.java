@@ -23,12 +23,12 @@ final class RelayRun {
     private long warmupRows;
 
     RelayRun(Options o) {
-        workers = o.intValue("workers", Relay.DEFAULT_WORKERS);
-        batchSize = o.intValue("batch", Relay.DEFAULT_BATCH_SIZE);
-        pollInterval = Duration.ofMillis(o.longValue("poll-ms", Relay.DEFAULT_POLL_INTERVAL.toMillis()));
-        producer = parseProps(o.string("producer", ""));
-        laneLease = Duration.ofSeconds(o.longValue("lane-lease-s", Relay.DEFAULT_LANE_LEASE.toSeconds()));
-        strictFencing = o.flag("strict-fencing");
+        workers = o.intValue("workers", Relay.DEFAULT_WORKERS, "relay worker threads");
+        batchSize = o.intValue("batch", Relay.DEFAULT_BATCH_SIZE, "relay batch size (rows)");
+        pollInterval = Duration.ofMillis(o.longValue("poll-ms", Relay.DEFAULT_POLL_INTERVAL.toMillis(), "relay poll interval (ms)"));
+        producer = parseProps(o.string("producer", "", "Kafka producer overrides k=v[,k=v]"));
+        laneLease = Duration.ofSeconds(o.longValue("lane-lease-s", Relay.DEFAULT_LANE_LEASE.toSeconds(), "relay lane lease (s)"));
+        strictFencing = o.flag("strict-fencing", "Kafka per-lane transactions");
     }
 
     /** {@code linger.ms=10,batch.size=65536}: Kafka producer overrides for experiments. */
@@ -68,7 +68,7 @@ final class RelayRun {
 
     /** Reads {@code --warmup-rows} (default 50,000); only scenarios that call {@link #warmup} read it. */
     RelayRun withWarmup(Options o) {
-        warmupRows = o.longValue("warmup-rows", 50_000);
+        warmupRows = o.longValue("warmup-rows", 50_000, "rows drained before the measured backlog");
         return this;
     }
 

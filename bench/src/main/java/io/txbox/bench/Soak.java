@@ -53,16 +53,16 @@ final class Soak extends Scenario {
 
     @Override
     void configure(Options o) {
-        minutes = o.doubleValue("minutes", 5);
-        rate = o.doubleValue("rate", 200);
-        faultEvery = o.doubleValue("fault-every", 10);
-        faults = List.of(o.string("faults", "relay,db,kafka").split(","));
+        minutes = o.doubleValue("minutes", 5, "minutes of load");
+        rate = o.doubleValue("rate", 200, "messages per second");
+        faultEvery = o.doubleValue("fault-every", 10, "mean seconds between faults");
+        faults = List.of(o.string("faults", "relay,db,kafka", "fault kinds taken in turn: relay,db,kafka").split(","));
         for (String f : faults) {
             if (!List.of("relay", "db", "kafka").contains(f)) {
                 throw new Options.UsageException("--faults takes relay, db, kafka; got '" + f + "'");
             }
         }
-        payloadSize = o.intValue("payload", 400);
+        payloadSize = o.intValue("payload", 400, "payload bytes");
         relayRun = new RelayRun(o);
     }
 

@@ -38,6 +38,8 @@ class BenchSmokeIT {
         JsonNode bench = run("relay-kafka", "--rows", "2000", "--warmup-rows", "1000", "--kafka", kafka);
         assertThat(bench.at("/figures/msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
+        assertThat(bench.at("/figures/bare_msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
     }
 
     @Test
@@ -49,15 +51,21 @@ class BenchSmokeIT {
 
     @Test
     void relayRabbitmq_drainsTheBacklogAndLosesNothing() throws Exception {
-        JsonNode bench = run("relay-rabbitmq", "--rows", "2000", "--warmup-rows", "0");
+        JsonNode bench = run("relay-rabbitmq", "--rows", "2000", "--warmup-rows", "0", "--bare-windows", "100,1000");
         assertThat(bench.at("/figures/msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
+        assertThat(bench.at("/figures/bare_msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
     }
 
     @Test
     void e2eLatency_measuresEveryMessage() throws Exception {
-        JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--kafka", kafka);
+        JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--noise", "1",
+                "--kafka", kafka);
         assertThat(bench.at("/figures/measured").asLong()).isEqualTo(400);
+        assertThat(bench.at("/figures/bare_measured").asLong()).isEqualTo(400);
+        assertThat(bench.at("/figures/p99_ratio_to_bare").asDouble()).isPositive();
+        assertThat(bench.at("/figures/noise_processes").asInt()).isEqualTo(1);
         assertThat(bench.at("/figures/doubled").asLong()).isZero();
         assertThat(bench.at("/figures/p99_ms").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();

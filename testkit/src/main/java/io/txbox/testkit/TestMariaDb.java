@@ -246,14 +246,20 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
 
   /**
    * Whether the connection with server id {@code connectionId} is waiting for an InnoDB lock right
-   * now, for a test that awaits a blocked statement (Awaitility) instead of sleeping.
+   * now (or has been running one statement for over half a second, which a lone row write only
+   * does behind a lock), for a test that awaits a blocked statement instead of sleeping.
    */
   public boolean waitsForLock(long connectionId) {
     Endpoint server = server();
     try (Connection c = connect(server, jdbcUrl());
-        java.sql.PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM information_schema.innodb_trx"
-            + " WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'")) {
+        // innodb_trx is served from a cache that can miss a short wait, so a statement still
+        // running after half a second (a lone row insert takes milliseconds) counts as waiting too.
+        java.sql.PreparedStatement ps = c.prepareStatement("SELECT (SELECT count(*) FROM information_schema.innodb_trx"
+            + " WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT')"
+            + " + (SELECT count(*) FROM information_schema.processlist"
+            + " WHERE id = ? AND command = 'Query' AND time_ms > 500)")) {
       ps.setLong(1, connectionId);
+      ps.setLong(2, connectionId);
       try (java.sql.ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getInt(1) > 0;

@@ -1,39 +1,21 @@
 package io.txbox.relay.kafka;
 
-import io.txbox.internal.Args;
 import io.txbox.ConfigException;
 import io.txbox.relay.internal.TargetNames;
 import io.txbox.Texts;
-import io.txbox.relay.PublishException;
+import io.txbox.internal.Args;
+import io.txbox.internal.OptionalDependency;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.errors.InvalidTopicException;
-import org.apache.kafka.common.errors.RecordBatchTooLargeException;
-import org.apache.kafka.common.errors.RecordTooLargeException;
-import org.apache.kafka.common.errors.SerializationException;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Publishes outbox rows to Kafka: record key = the row's routing key (UTF-8), value = the
@@ -55,6 +37,10 @@ import org.slf4j.LoggerFactory;
  * absorbs them). {@link Builder#strictFencing(String)} turns on per-lane Kafka transactions
  * that let the broker fence such a relay; its consumers then read with {@code
  * isolation.level=read_committed}.
+ *
+ * <p>kafka-clients is an optional dependency of txbox-relay: without it on the class path,
+ * {@link #builder()} and {@link #of} throw a {@link ConfigException} naming
+ * {@code org.apache.kafka:kafka-clients}.
  */
 public final class KafkaPublisher implements Publisher {
     /** Broker tag in metrics: {@value}. */
@@ -72,24 +58,26 @@ public final class KafkaPublisher implements Publisher {
     /** Default {@code max.block.ms}: {@value}; bounds how long send() waits for metadata or buffer space. */
     public static final String DEFAULT_MAX_BLOCK_MS = "5000";
 
-    private static final Logger log = LoggerFactory.getLogger(KafkaPublisher.class);
+    // The Kafka types are used only in ProducerPublisher and Builder.build(): this class must load without kafka-clients.
+    private final ProducerPublisher impl;
 
-    private final Producer<byte[], byte[]> producer;
-    private final boolean ownsProducer;
-    private final String name;
-    private final Set<String> topics = ConcurrentHashMap.newKeySet();
-    /** Strict fencing: the per-lane transactional producers, or null for the plain idempotent producer. */
-    private final @Nullable LaneTransactions lanes;
-
-    private KafkaPublisher(Producer<byte[], byte[]> producer, boolean ownsProducer, String name, @Nullable LaneTransactions lanes) {
-        this.producer = producer;
-        this.ownsProducer = ownsProducer;
-        this.name = name;
-        this.lanes = lanes;
+    private KafkaPublisher(ProducerPublisher impl) {
+        this.impl = impl;
     }
 
+    /**
+     * A builder for a publisher that owns its producer.
+     *
+     * @throws ConfigException if kafka-clients is not on the class path
+     */
     public static Builder builder() {
+        requireClient();
         return new Builder();
+    }
+
+    private static void requireClient() {
+        OptionalDependency.require("org.apache.kafka.clients.producer.KafkaProducer", "org.apache.kafka:kafka-clients",
+                "KafkaPublisher");
     }
 
     /**
@@ -97,16 +85,17 @@ public final class KafkaPublisher implements Publisher {
      * acks=all} for the ordering guarantee); {@link #close()} leaves it open.
      */
     public static KafkaPublisher of(Producer<byte[], byte[]> producer) {
+        requireClient();
         if (producer == null) {
             throw new ConfigException("producer must not be null");
         }
-        return new KafkaPublisher(producer, false, "external", null);
+        return new KafkaPublisher(ProducerPublisher.external(producer));
     }
 
     /** A route to {@code topic} through this publisher. */
     public Route topic(String topic) {
         TargetNames.kafkaTopic(topic);
-        topics.add(topic);
+        impl.addTopic(topic);
         return Route.of(this, topic);
     }
 
@@ -119,34 +108,7 @@ public final class KafkaPublisher implements Publisher {
     public CompletionStage<Void> publish(String target, PublishRecord r) {
         Args.notNull(target, "target");
         Args.notNull(r, "record");
-        Map<String, String> headers = r.headers();
-        List<Header> kafkaHeaders = new ArrayList<>(headers.size());
-        headers.forEach((k, v) -> kafkaHeaders.add(new RecordHeader(k, v.getBytes(StandardCharsets.UTF_8))));
-        byte[] key = r.routingKey() == null ? null : r.routingKey().getBytes(StandardCharsets.UTF_8);
-        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(target, null, key, r.payload(), kafkaHeaders);
-        if (lanes != null) {
-            return lanes.publish(record, r, target);
-        }
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        try {
-            producer.send(record, (metadata, e) -> {
-                if (e == null) {
-                    done.complete(null);
-                } else {
-                    done.completeExceptionally(translate(target, e));
-                }
-            });
-        } catch (RuntimeException e) {
-            done.completeExceptionally(translate(target, e));
-        }
-        return done;
-    }
-
-    static PublishException translate(String topic, Throwable e) {
-        String what = "Kafka topic " + topic + ": " + e.getClass().getSimpleName() + ": " + e.getMessage();
-        boolean permanent = e instanceof RecordTooLargeException || e instanceof RecordBatchTooLargeException
-                || e instanceof InvalidTopicException || e instanceof SerializationException;
-        return permanent ? PublishException.permanent(what, e) : PublishException.retryable(what, e);
+        return impl.publish(target, r);
     }
 
     /**
@@ -157,49 +119,27 @@ public final class KafkaPublisher implements Publisher {
      */
     @Override
     public void endOfBatch() {
-        if (lanes != null) {
-            lanes.endOfBatch();
-        } else {
-            producer.flush();
-        }
+        impl.endOfBatch();
     }
 
     /** Whether this publisher runs in strict fencing mode ({@link Builder#strictFencing}). */
     public boolean strictFencing() {
-        return lanes != null;
+        return impl.strictFencing();
     }
 
     @Override
     public void check(Duration timeout) {
-        Args.notNull(timeout, "timeout");
-        String topic = topics.stream().findFirst().orElse(null);
-        if (topic == null) {
-            return;
-        }
-        try {
-            CompletableFuture.supplyAsync(() -> producer.partitionsFor(topic)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (Exception e) {
-            throw PublishException.retryable("Kafka not reachable (metadata for " + topic + "): " + e, e);
-        }
+        impl.check(timeout);
     }
 
     @Override
     public void close() {
-        if (lanes != null) {
-            lanes.close();
-        }
-        if (ownsProducer) {
-            try {
-                producer.close(Duration.ofSeconds(5));
-            } catch (KafkaException e) {
-                log.warn("[{}] closing the Kafka producer failed: {}", name, e.toString());
-            }
-        }
+        impl.close();
     }
 
     @Override
     public String toString() {
-        return "KafkaPublisher[" + name + "]";
+        return "KafkaPublisher[" + impl.name() + "]";
     }
 
     /** Configures the producer a {@link KafkaPublisher} owns. */
@@ -317,15 +257,7 @@ public final class KafkaPublisher implements Publisher {
             config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
             config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
             config.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "txbox-relay-" + Long.toHexString(System.nanoTime() & 0xffffff));
-            try {
-                String name = String.valueOf(config.get(ProducerConfig.CLIENT_ID_CONFIG));
-                LaneTransactions lanes = transactionalIdPrefix == null ? null
-                        : new LaneTransactions(transactionalIdPrefix, config, LaneTransactions::kafkaProducer);
-                return new KafkaPublisher(new KafkaProducer<>(config), true, name, lanes);
-            } catch (KafkaException e) {
-                throw new ConfigException("Kafka producer config rejected: " + e.getMessage()
-                        + (e.getCause() != null ? " (" + e.getCause().getMessage() + ")" : ""));
-            }
+            return new KafkaPublisher(ProducerPublisher.open(config, transactionalIdPrefix));
         }
     }
 }

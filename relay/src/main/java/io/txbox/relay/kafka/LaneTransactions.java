@@ -101,12 +101,12 @@ final class LaneTransactions implements AutoCloseable {
             o.producer.send(record, (metadata, e) -> {
                 if (e != null) {
                     current.failed = true;
-                    done.completeExceptionally(KafkaPublisher.translate(target, e));
+                    done.completeExceptionally(ProducerPublisher.translate(target, e));
                 }
             });
         } catch (RuntimeException e) {
             o.failed = true;
-            done.completeExceptionally(KafkaPublisher.translate(target, e));
+            done.completeExceptionally(ProducerPublisher.translate(target, e));
         }
         return done;
     }

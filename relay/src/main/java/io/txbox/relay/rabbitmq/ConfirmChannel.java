@@ -149,7 +149,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
 
     /** A missing exchange (channel error 404) as such; any other closing as a retryable failure. */
     private PublishException failureOf(ShutdownSignalException cause) {
-        PublishException missing = RabbitPublisher.missingExchange(exchange, cause);
+        PublishException missing = ConfirmPublisher.missingExchange(exchange, cause);
         return missing != null ? missing
                 : PublishException.retryable("RabbitMQ channel closed before the confirm: " + cause.getMessage(), cause);
     }

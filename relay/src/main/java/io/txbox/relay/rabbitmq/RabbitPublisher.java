@@ -11,6 +11,7 @@ import io.txbox.ConfigException;
 import io.txbox.relay.internal.TargetNames;
 import io.txbox.Texts;
 import io.txbox.internal.Args;
+import io.txbox.internal.OptionalDependency;
 import io.txbox.relay.PublishException;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
@@ -54,6 +55,9 @@ import org.slf4j.LoggerFactory;
  * RabbitPublisher rabbit = RabbitPublisher.builder().uri("amqp://guest:guest@localhost").build();
  * Relay.builder().dataSource(ds).route("shipping", rabbit.exchange("shipping")).build();
  * }</pre>
+ *
+ * <p>amqp-client is an optional dependency of txbox-relay: without it on the class path, {@link
+ * #builder()} throws a {@link ConfigException} naming {@code com.rabbitmq:amqp-client}.
  */
 public final class RabbitPublisher implements Publisher {
     /** Broker tag in metrics: {@value}. */
@@ -63,37 +67,20 @@ public final class RabbitPublisher implements Publisher {
     /** Default largest message body: 16 MiB, RabbitMQ 4's default {@code max_message_size}. */
     public static final int DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
-    private static final Logger log = LoggerFactory.getLogger(RabbitPublisher.class);
+    // The RabbitMQ types are used only in ConfirmPublisher and the Builder: this class must load without amqp-client.
+    private final ConfirmPublisher impl;
 
-    private final Connection connection;
-    private final boolean ownsConnection;
-    private final int maxMessageBytes;
-    /** Per publishing thread, one confirm channel per exchange. */
-    private final ThreadLocal<Map<String, ConfirmChannel>> channels = ThreadLocal.withInitial(HashMap::new);
-    private final List<ConfirmChannel> allChannels = new CopyOnWriteArrayList<>();
-    private volatile @Nullable String blockedReason;
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
-
-    private RabbitPublisher(Connection connection, boolean ownsConnection, int maxMessageBytes) {
-        this.connection = connection;
-        this.ownsConnection = ownsConnection;
-        this.maxMessageBytes = maxMessageBytes;
-        connection.addBlockedListener(new BlockedListener() {
-            @Override
-            public void handleBlocked(String reason) {
-                blockedReason = reason;
-                log.warn("[{}] RabbitMQ blocked publishing: {}", connection.getClientProvidedName(), reason);
-            }
-
-            @Override
-            public void handleUnblocked() {
-                blockedReason = null;
-                log.info("[{}] RabbitMQ unblocked publishing", connection.getClientProvidedName());
-            }
-        });
+    private RabbitPublisher(ConfirmPublisher impl) {
+        this.impl = impl;
     }
 
+    /**
+     * A builder for a publisher on a connection it opens or one the caller gives.
+     *
+     * @throws ConfigException if amqp-client is not on the class path
+     */
     public static Builder builder() {
+        OptionalDependency.require("com.rabbitmq.client.ConnectionFactory", "com.rabbitmq:amqp-client", "RabbitPublisher");
         return new Builder();
     }
 
@@ -114,59 +101,12 @@ public final class RabbitPublisher implements Publisher {
     public CompletionStage<Void> publish(String exchange, PublishRecord r) {
         Args.notNull(exchange, "exchange");
         Args.notNull(r, "record");
-        if (r.payload().length > maxMessageBytes) {
-            return CompletableFuture.failedFuture(PublishException.permanent("message of " + r.payload().length
-                    + " bytes is over the RabbitMQ limit of " + maxMessageBytes + " bytes", null));
-        }
-        String blocked = blockedReason;
-        if (blocked != null) {
-            // publishing now would block this thread inside the socket write for as long as the alarm lasts
-            return CompletableFuture.failedFuture(PublishException.retryable("RabbitMQ connection blocked: " + blocked, null));
-        }
-        ConfirmChannel ch;
-        try {
-            ch = channel(exchange);
-        } catch (IOException | RuntimeException e) {
-            return CompletableFuture.failedFuture(PublishException.retryable("RabbitMQ channel unavailable: " + e, e));
-        }
-        Map<String, Object> headers = new HashMap<>(r.headers());
-        headers.put(IDEMPOTENCY_HEADER, r.stepKey());
-        AMQP.BasicProperties props = new AMQP.BasicProperties.Builder()
-                .deliveryMode(2)
-                .contentType(r.contentType())
-                .messageId(r.stepKey())
-                .timestamp(Date.from(r.createdAt()))
-                .headers(headers)
-                .build();
-        return ch.publish(r.routingKey() == null ? "" : r.routingKey(), props, r.payload());
-    }
-
-    /**
-     * This thread's channel for {@code exchange}. A channel that closed during the current batch
-     * is kept until {@link #endOfBatch}, so the rest of the batch fails with its cause instead of
-     * overtaking the messages it lost.
-     */
-    private ConfirmChannel channel(String exchange) throws IOException {
-        Map<String, ConfirmChannel> mine = channels.get();
-        ConfirmChannel ch = mine.get(exchange);
-        if (ch != null && (ch.usable() || ch.closedInBatch())) {
-            return ch;
-        }
-        if (ch != null) {
-            allChannels.remove(ch);
-            ch.close();
-        }
-        ch = new ConfirmChannel(connection, exchange);
-        mine.put(exchange, ch);
-        allChannels.add(ch);
-        return ch;
+        return impl.publish(exchange, r);
     }
 
     @Override
     public void endOfBatch() {
-        for (ConfirmChannel ch : channels.get().values()) {
-            ch.endOfBatch();
-        }
+        impl.endOfBatch();
     }
 
     /**
@@ -179,69 +119,18 @@ public final class RabbitPublisher implements Publisher {
     public void checkTarget(String exchange, Duration timeout) {
         Args.notNull(exchange, "exchange");
         Args.notNull(timeout, "timeout");
-        Channel ch;
-        try {
-            ch = connection.createChannel();
-        } catch (IOException | RuntimeException e) {
-            throw PublishException.retryable("RabbitMQ channel unavailable: " + e, e);
-        }
-        if (ch == null) {
-            throw PublishException.retryable("no free channel on the RabbitMQ connection", null);
-        }
-        try {
-            ch.asyncCompletableRpc(new AMQP.Exchange.Declare.Builder().exchange(exchange).passive(true).build())
-                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            TargetNotFoundException missing = e.getCause() instanceof ShutdownSignalException s ? missingExchange(exchange, s) : null;
-            throw missing != null ? missing
-                    : PublishException.retryable("checking RabbitMQ exchange " + Texts.quote(exchange) + " failed: " + e.getCause(), e);
-        } catch (IOException | TimeoutException | RuntimeException e) {
-            throw PublishException.retryable("checking RabbitMQ exchange " + Texts.quote(exchange) + " failed: " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw PublishException.retryable("interrupted while checking RabbitMQ exchange " + Texts.quote(exchange), e);
-        } finally {
-            try {
-                ch.abort();
-            } catch (IOException | RuntimeException ignored) {
-                // closed by the broker already
-            }
-        }
-    }
-
-    /** The exchange is missing if RabbitMQ closed the channel with 404 NOT_FOUND; null for any other closing. */
-    static @Nullable TargetNotFoundException missingExchange(String exchange, ShutdownSignalException cause) {
-        if (cause.isHardError() || !(cause.getReason() instanceof AMQP.Channel.Close close) || close.getReplyCode() != 404) {
-            return null;
-        }
-        return new TargetNotFoundException(exchange, "RabbitMQ exchange " + Texts.quote(exchange) + " does not exist ("
-                + close.getReplyCode() + " " + close.getReplyText() + "): declare it, or route the destination to an"
-                + " existing exchange; its rows wait in the outbox, in order and without counting attempts, and are tried"
-                + " again at least every " + TargetNotFoundException.MAX_WAIT_SECONDS + " s", cause);
+        impl.checkTarget(exchange, timeout);
     }
 
     @Override
     public void check(Duration timeout) {
         Args.notNull(timeout, "timeout");
-        if (!connection.isOpen()) {
-            throw PublishException.retryable("RabbitMQ connection is closed (recovering)", null);
-        }
+        impl.check();
     }
 
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        allChannels.forEach(ConfirmChannel::close);
-        allChannels.clear();
-        if (ownsConnection) {
-            try {
-                connection.close(5_000);
-            } catch (IOException | RuntimeException e) {
-                log.warn("[{}] closing the RabbitMQ connection failed: {}", connection.getClientProvidedName(), e.toString());
-            }
-        }
+        impl.close();
     }
 
     /** Configures the connection a {@link RabbitPublisher} uses. */
@@ -379,7 +268,7 @@ public final class RabbitPublisher implements Publisher {
          */
         public RabbitPublisher build() {
             if (connection != null) {
-                return new RabbitPublisher(connection, false, maxMessageBytes);
+                return new RabbitPublisher(new ConfirmPublisher(connection, false, maxMessageBytes));
             }
             if (factory == null) {
                 throw new ConfigException("RabbitMQ connectionFactory or uri is required");
@@ -388,7 +277,7 @@ public final class RabbitPublisher implements Publisher {
             f.setAutomaticRecoveryEnabled(true);
             f.setTopologyRecoveryEnabled(false);
             try {
-                return new RabbitPublisher(f.newConnection(connectionName), true, maxMessageBytes);
+                return new RabbitPublisher(new ConfirmPublisher(f.newConnection(connectionName), true, maxMessageBytes));
             } catch (IOException | TimeoutException e) {
                 throw PublishException.retryable("cannot connect to RabbitMQ at " + f.getHost() + ":" + f.getPort()
                         + ", virtual host " + Texts.quote(f.getVirtualHost()) + ", user " + Texts.quote(f.getUsername())
