@@ -6,7 +6,7 @@ import java.time.Duration;
 /**
  * Hears what a consumer does, for metrics. Every method does nothing by default. Called on the
  * consumer's threads: implementations must be fast and thread-safe; an exception they throw is
- * logged and otherwise ignored. {@link io.txbox.inbox.micrometer.MicrometerConsumerListener} records Micrometer meters
+ * logged and otherwise ignored. {@link io.txbox.inbox.consumer.micrometer.MicrometerConsumerListener} records Micrometer meters
  * (Micrometer is an optional dependency).
  */
 public interface ConsumerListener {

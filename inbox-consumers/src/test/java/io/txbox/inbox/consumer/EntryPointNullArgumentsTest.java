@@ -16,7 +16,7 @@ import io.txbox.inbox.consumer.internal.Decision;
 import io.txbox.inbox.consumer.internal.Delivery;
 import io.txbox.inbox.consumer.internal.DeliveryProcessor;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
-import io.txbox.inbox.micrometer.MicrometerConsumerListener;
+import io.txbox.inbox.consumer.micrometer.MicrometerConsumerListener;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
 import io.txbox.internal.Backoff;
 import io.txbox.testkit.NullArguments;

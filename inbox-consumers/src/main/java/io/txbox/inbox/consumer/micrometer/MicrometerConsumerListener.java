@@ -1,4 +1,4 @@
-package io.txbox.inbox.micrometer;
+package io.txbox.inbox.consumer.micrometer;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,4 +1,4 @@
-package io.txbox.inbox.micrometer;
+package io.txbox.inbox.consumer.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
