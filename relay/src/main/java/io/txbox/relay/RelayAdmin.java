@@ -5,7 +5,7 @@ import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
 import io.txbox.internal.SqlErrors;
 import io.txbox.relay.internal.SchemaCheck;
-import io.txbox.relay.internal.StatusQueries;
+import io.txbox.relay.internal.OperatorStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -28,12 +28,12 @@ import org.jspecify.annotations.Nullable;
 public final class RelayAdmin {
     private final DataSource dataSource;
     private final TxboxTables tables;
-    private final StatusQueries queries;
+    private final OperatorStore store;
 
     private RelayAdmin(DataSource dataSource, TxboxTables tables) {
         this.dataSource = dataSource;
         this.tables = tables;
-        this.queries = new StatusQueries(tables);
+        this.store = OperatorStore.of(tables);
     }
 
     /** Operator calls on the tables in {@code tables}, through {@code dataSource}. */
@@ -79,10 +79,10 @@ public final class RelayAdmin {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
-                Status status = queries.read(c);
+                Status status = store.status(c);
                 c.commit();
                 return status;
-            } catch (RuntimeException e) {
+            } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;
             }

@@ -14,6 +14,7 @@ import java.util.Map;
  * batch's outcomes, and the backlog sample. Implementations render their statements once, when
  * the relay is built (so the configured schema and prefix apply), and only bind them per call.
  * {@link PostgresRelayStore} is the PostgreSQL implementation; another database plugs in here.
+ * The operators' calls ({@code RelayAdmin}, {@code DeadLetters}) have theirs behind {@link OperatorStore}.
  *
  * <p>A batch is one transaction on the worker's connection: {@link #lockLanes}, {@link #claim},
  * then {@link #delete}, {@link #retry}, {@link #block} and {@link #deadLetter} for the outcomes.

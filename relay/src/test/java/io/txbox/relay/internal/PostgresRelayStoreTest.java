@@ -13,9 +13,10 @@ import org.junit.jupiter.api.Test;
 class PostgresRelayStoreTest {
     static final Map<String, String> SQL = rendered(new PostgresRelayStore(new TxboxTables("orders", "tx_")));
 
-    static Map<String, String> rendered(PostgresRelayStore store) {
+    /** A store's instance {@code String} fields by name: its rendered statements. */
+    static Map<String, String> rendered(Object store) {
         Map<String, String> sql = new LinkedHashMap<>();
-        for (Field f : PostgresRelayStore.class.getDeclaredFields()) {
+        for (Field f : store.getClass().getDeclaredFields()) {
             if (f.getType() == String.class && !Modifier.isStatic(f.getModifiers())) {
                 f.setAccessible(true);
                 try {

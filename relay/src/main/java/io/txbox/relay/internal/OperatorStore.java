@@ -1,0 +1,58 @@
+package io.txbox.relay.internal;
+
+import io.txbox.TxboxTables;
+import io.txbox.relay.DeadLetters;
+import io.txbox.relay.RelayAdmin;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Every statement of the operators' calls ({@link RelayAdmin#status()} and {@link DeadLetters}),
+ * behind one seam beside {@link RelayStore}: the status figures, and listing, retrying, purging
+ * and counting dead letters. Implementations render their statements once, when built (so the
+ * configured schema and prefix apply), and only bind them per call. {@link PostgresOperatorStore}
+ * is the PostgreSQL implementation; another database plugs in here.
+ *
+ * <p>Each method runs one statement (status: its reads) on the caller's connection and never
+ * commits: the caller chooses the transaction. Retries and purges take at most {@link
+ * DeadLetters#BATCH} rows per call.
+ */
+public interface OperatorStore {
+    /** The store for {@code tables}' database; PostgreSQL today. */
+    static OperatorStore of(TxboxTables tables) {
+        return new PostgresOperatorStore(tables);
+    }
+
+    /** The outbox backlog, its dead letters, live relay members and owned lanes, by the database clock. */
+    RelayAdmin.Status status(Connection c) throws SQLException;
+
+    /** The newest {@code limit} dead letters of {@code destination} (all when null), newest first. */
+    List<DeadLetters.DeadLetter> listDead(Connection c, int limit, @Nullable String destination, boolean withPayload)
+            throws SQLException;
+
+    /** Moves dead letter {@code id} back to the outbox. */
+    Moved retryDead(Connection c, long id) throws SQLException;
+
+    /** Moves the next batch of dead letters of {@code destination} (all when null) with ids above {@code afterId}. */
+    Moved retryDeadAfter(Connection c, long afterId, @Nullable String destination) throws SQLException;
+
+    /**
+     * What a move back to the outbox did.
+     *
+     * @param taken dead rows it took (and deleted)
+     * @param requeued of those, rows inserted into the outbox; the others were pending there already
+     * @param lastId the highest id taken, 0 when none
+     */
+    record Moved(int taken, int requeued, long lastId) {}
+
+    /** Deletes up to one batch of dead letters that died more than {@code ageMillis} ago; returns how many. */
+    int purgeDead(Connection c, long ageMillis) throws SQLException;
+
+    /** Dead letters that died more than {@code ageMillis} ago. */
+    long countDeadOlder(Connection c, long ageMillis) throws SQLException;
+
+    /** Number of dead letters. */
+    long countDead(Connection c) throws SQLException;
+}
