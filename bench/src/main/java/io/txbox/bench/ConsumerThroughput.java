@@ -22,6 +22,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
@@ -306,6 +308,7 @@ final class ConsumerThroughput extends Scenario {
         private final AtomicLong done = new AtomicLong();
         private volatile long firstNanos;
         private volatile long lastNanos;
+        private final CountDownLatch reached = new CountDownLatch(1);
 
         Clock(int expected) {
             this.expected = expected;
@@ -326,17 +329,14 @@ final class ConsumerThroughput extends Scenario {
             }
             if (before + count >= expected) {
                 lastNanos = now;
+                reached.countDown();
             }
         }
 
         void await(Duration timeout) throws InterruptedException {
-            long end = System.nanoTime() + timeout.toNanos();
-            while (lastNanos == 0) {
-                if (System.nanoTime() > end) {
-                    throw new IllegalStateException("only " + done.get() + " of " + expected + " messages handled in "
-                            + timeout);
-                }
-                Thread.sleep(10);
+            if (!reached.await(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                throw new IllegalStateException("only " + done.get() + " of " + expected + " messages handled in "
+                        + timeout);
             }
         }
 

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -146,6 +147,7 @@ abstract class Destination implements AutoCloseable {
                         synchronized (seen) {
                             if (key != null && seen.add(key.toString())) {
                                 lastNew.set(System.nanoTime());
+                                seen.notifyAll();
                             }
                         }
                         if (envelope.getDeliveryTag() % 500 == 0) {
@@ -153,16 +155,15 @@ abstract class Destination implements AutoCloseable {
                         }
                     }
                 });
-                while (true) {
-                    synchronized (seen) {
-                        if (seen.size() >= expected) {
+                // woken by every new key; ends when all arrived or none came for `idle`
+                synchronized (seen) {
+                    while (seen.size() < expected) {
+                        long quietFor = idle.toNanos() - (System.nanoTime() - lastNew.get());
+                        if (quietFor <= 0) {
                             break;
                         }
+                        TimeUnit.NANOSECONDS.timedWait(seen, quietFor);
                     }
-                    if (System.nanoTime() - lastNew.get() > idle.toNanos()) {
-                        break;
-                    }
-                    Thread.sleep(50);
                 }
                 ch.basicCancel(tag);
             } finally {
