@@ -21,7 +21,7 @@ final class KafkaNames {
         String best = null;
         int bestDistance = Integer.MAX_VALUE;
         for (String candidate : producerConfigNames()) {
-            int d = RelayConfig.distance(name, candidate);
+            int d = ConfigReader.distance(name, candidate);
             if (d < bestDistance) {
                 bestDistance = d;
                 best = candidate;
