@@ -12,6 +12,7 @@ import io.txbox.inbox.consumer.KeyPolicy;
 import io.txbox.inbox.consumer.TwoPhaseHandler;
 import io.txbox.internal.Args;
 import io.txbox.internal.Backoff;
+import io.txbox.internal.Connections;
 import io.txbox.internal.KeyRules;
 import java.time.Clock;
 import java.time.Duration;
@@ -19,7 +20,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.sql.Connection;
-import java.sql.SQLException;
 import io.txbox.inbox.Receipt;
 import io.txbox.inbox.Claim;
 import io.txbox.inbox.KeyReuseException;
@@ -278,11 +278,8 @@ public final class DeliveryProcessor {
     }
 
     private static void rollbackQuietly(Connection c) {
-        try {
-            c.rollback();
-        } catch (SQLException e) {
-            // The connection is gone; the database has rolled back anyway.
-        }
+        // A failure here means the connection is gone; the database has rolled back anyway.
+        Connections.rollbackQuietly(c);
     }
 
     private InboundMessage message(Delivery delivery, String key) {
