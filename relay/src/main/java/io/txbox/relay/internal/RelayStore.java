@@ -76,6 +76,16 @@ interface RelayStore {
      */
     Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException;
 
+    /**
+     * {@link #claim} restricted to ids above {@code afterId}: the next batch of a transaction that
+     * already holds the claimed rows up to that id, so it can be claimed while they are still being
+     * published. A store that cannot returns no rows, and each batch then commits on its own.
+     */
+    default Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
+            throws SQLException {
+        return new Claimed(List.of(), new short[0]);
+    }
+
     /** Claimed rows and the lane of each. */
     record Claimed(List<PublishRecord> rows, short[] lanes) {}
 
