@@ -17,8 +17,9 @@ import java.util.Map;
  * The operators' calls ({@code RelayAdmin}, {@code DeadLetters}) have theirs behind {@link OperatorStore}.
  *
  * <p>A batch is one transaction on the worker's connection: {@link #lockLanes}, {@link #claim},
- * then {@link #delete}, {@link #retry}, {@link #block} and {@link #deadLetter} for the outcomes.
- * No method commits.
+ * then {@link #delete}, {@link #retry}, {@link #block} and {@link #deadLetter} for the outcomes;
+ * while it waits for the broker, the same transaction may claim the next batch with {@link
+ * #claimAfter}. No method commits.
  */
 interface RelayStore {
     /** The store for {@code tables}' database; PostgreSQL today. */
