@@ -140,18 +140,22 @@ final class Worker implements Runnable {
         }
         List<Settled> settled = new ArrayList<>(2);
         int total = 0;
+        BatchPublisher.Sent unconfirmed = null;
         try {
             RelayStore.Claimed current = claimed;
             BatchPublisher.Sent sent = publisher.send(current.rows(), current.lanes());
+            unconfirmed = sent;
             while (true) {
                 long claimedAt = ticker.getAsLong();
                 RelayStore.Claimed next = settled.size() + 1 < MAX_CHAINED_BATCHES && chainable()
                         ? store.claimAfter(c, open, settings.batchSize(), engine.waits().paused(), lastId(current))
                         : null;
                 BatchPublisher.Result result = publisher.await(sent);
+                unconfirmed = null;
                 long publishedAt = ticker.getAsLong();
                 boolean sendNext = next != null && !next.rows().isEmpty() && result.clean();
                 BatchPublisher.Sent nextSent = sendNext ? publisher.send(next.rows(), next.lanes()) : null;
+                unconfirmed = nextSent;
                 settler.settle(c, current.rows(), current.lanes(), result.outcomes());
                 settled.add(new Settled(current.rows(), result));
                 total += current.rows().size();
@@ -169,6 +173,10 @@ final class Worker implements Runnable {
             }
             c.commit();
         } catch (SQLException | RuntimeException e) {
+            if (unconfirmed != null) {
+                // the rows are sent again only after the broker answered for these ones
+                publisher.await(unconfirmed);
+            }
             // nothing was deleted: every row stays in the outbox and is published again later
             rollbackQuietly(c);
             throw e;
