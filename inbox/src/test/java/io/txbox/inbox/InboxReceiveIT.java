@@ -100,7 +100,7 @@ class InboxReceiveIT {
                 .isInstanceOf(KeyReuseException.class)
                 .hasMessageContaining("\"orders\"").hasMessageContaining("\"k-reuse\"")
                 .hasMessageNotContaining("pay 99").hasMessageNotContaining("pay 10");
-        assertThat(rows.string("select convert_from(result, 'UTF8') from " + rows.inbox()
+        assertThat(rows.string("select " + rows.utf8("result") + " from " + rows.inbox()
                 + " where message_key = 'k-reuse'")).isEqualTo("ok");
     }
 
@@ -162,7 +162,7 @@ class InboxReceiveIT {
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("inbox store result")
                     .hasMessageContaining("auto-commit mode").hasMessageContaining("setAutoCommit(false)");
         }
-        assertThat(rows.string("select convert_from(result, 'UTF8') from " + rows.inbox()
+        assertThat(rows.string("select " + rows.utf8("result") + " from " + rows.inbox()
                 + " where message_key = 'k-store-auto'")).isEqualTo("kept");
     }
 
@@ -277,7 +277,7 @@ class InboxReceiveIT {
     }
 
     private String storedResult(String key) {
-        return rows.string("select convert_from(result, 'UTF8') from " + rows.inbox() + " where message_key = ?", key);
+        return rows.string("select " + rows.utf8("result") + " from " + rows.inbox() + " where message_key = ?", key);
     }
 
     @ParameterizedTest
