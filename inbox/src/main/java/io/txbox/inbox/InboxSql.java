@@ -49,6 +49,8 @@ final class InboxSql {
     final Stmt purge;
     final Stmt completedByConsumer;
     final Stmt countDead;
+    /** The statements every store binds alike ({@link JdbcInboxStore}). */
+    final JdbcInboxStore.Shared shared;
 
     InboxSql(TxboxTables tables, int maxAttempts, long leaseMicros, int purgeBatch) {
         DSLContext ctx = Jooq.renderer(tables);
@@ -214,6 +216,7 @@ final class InboxSql {
                 .groupBy(T.CONSUMER),
                 "cutoff");
         countDead = stmt(ctx.selectCount().from(T).where(T.STATUS.eq(dead)));
+        shared = new JdbcInboxStore.Shared(complete, release, resetDead, listDead, purge, completedByConsumer, countDead);
     }
 
     static Param<String> p(String name) {

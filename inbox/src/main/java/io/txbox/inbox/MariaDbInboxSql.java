@@ -79,6 +79,8 @@ final class MariaDbInboxSql {
     final Stmt purge;
     final Stmt completedByConsumer;
     final Stmt countDead;
+    /** The statements every store binds alike ({@link JdbcInboxStore}). */
+    final JdbcInboxStore.Shared shared;
 
     MariaDbInboxSql(TxboxTables tables, Dialect dialect, int maxAttempts, long leaseMicros, int purgeBatch) {
         DSLContext ctx = Jooq.renderer(tables, dialect);
@@ -226,6 +228,7 @@ final class MariaDbInboxSql {
                 .groupBy(T.CONSUMER),
                 "cutoff");
         countDead = stmt(ctx.selectCount().from(T).where(T.STATUS.eq(dead)));
+        shared = new JdbcInboxStore.Shared(complete, release, resetDead, listDead, purge, completedByConsumer, countDead);
     }
 
     /** {@code column} as whole microseconds since the epoch, free of any time zone; null stays null. */

@@ -13,10 +13,7 @@ import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
@@ -36,19 +33,20 @@ import org.jspecify.annotations.Nullable;
  * the row). Checking the savepoint releases it and sets it again, which also releases savepoints
  * the caller set after the receive.
  */
-final class MariaDbInboxStore implements InboxStore {
+final class MariaDbInboxStore extends JdbcInboxStore {
     /** ER_SP_DOES_NOT_EXIST: no savepoint of that name in this transaction. */
     private static final int NO_SUCH_SAVEPOINT = 1305;
 
     private final MariaDbInboxSql sql;
-    private final int purgeBatchSize;
-    private final String what;
 
     MariaDbInboxStore(TxboxTables tables, Dialect dialect, int maxAttempts, long leaseMicros, int purgeBatchSize,
             String what) {
-        this.sql = new MariaDbInboxSql(tables, dialect, maxAttempts, leaseMicros, purgeBatchSize);
-        this.purgeBatchSize = purgeBatchSize;
-        this.what = what;
+        this(new MariaDbInboxSql(tables, dialect, maxAttempts, leaseMicros, purgeBatchSize), purgeBatchSize, what);
+    }
+
+    private MariaDbInboxStore(MariaDbInboxSql sql, int purgeBatchSize, String what) {
+        super(sql.shared, purgeBatchSize, what);
+        this.sql = sql;
     }
 
     @Override
@@ -108,34 +106,6 @@ final class MariaDbInboxStore implements InboxStore {
     }
 
     @Override
-    public boolean complete(Connection c, Scope s, Claim claim, byte @Nullable [] result,
-            @Nullable Integer resultStatus, @Nullable Map<String, List<String>> headers) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.complete.sql())) {
-            ps.setBytes(1, result);
-            if (resultStatus == null) {
-                ps.setNull(2, Types.INTEGER);
-            } else {
-                ps.setInt(2, resultStatus);
-            }
-            if (headers == null || headers.isEmpty()) {
-                ps.setNull(3, Types.VARCHAR);
-                ps.setNull(4, Types.VARCHAR);
-            } else {
-                List<String> names = new ArrayList<>();
-                List<String> values = new ArrayList<>();
-                headers.forEach((name, vs) -> vs.forEach(v -> {
-                    names.add(name);
-                    values.add(v);
-                }));
-                ps.setString(3, JsonStrings.encode(names));
-                ps.setString(4, JsonStrings.encode(values));
-            }
-            bindFence(ps, 5, s, claim);
-            return ps.executeUpdate() > 0;
-        }
-    }
-
-    @Override
     public @Nullable Written fail(Connection c, Scope s, Claim claim, String error) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.fail.sql())) {
             ps.setString(1, error);
@@ -152,77 +122,6 @@ final class MariaDbInboxStore implements InboxStore {
                 return new Written(rs.getString(1), rs.getInt(2), rs.getInt(3), null, error);
             }
         }
-    }
-
-    @Override
-    public boolean release(Connection c, Scope s, Claim claim) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.release.sql())) {
-            bindFence(ps, 1, s, claim);
-            return ps.executeUpdate() > 0;
-        }
-    }
-
-    @Override
-    public boolean resetDead(Connection c, Scope s) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.resetDead.sql())) {
-            bindKey(ps, 1, s);
-            return ps.executeUpdate() > 0;
-        }
-    }
-
-    @Override
-    public List<DeadEntry> listDead(Connection c, String consumer, int limit) throws SQLException {
-        String tenantPrefix = consumer + "@";
-        try (PreparedStatement ps = c.prepareStatement(sql.listDead.sql())) {
-            bindConsumer(ps, 1, consumer);
-            ps.setInt(4, limit);
-            List<DeadEntry> dead = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    String column = rs.getString(1);
-                    String tenant = column.equals(consumer) ? null : column.substring(tenantPrefix.length());
-                    dead.add(new DeadEntry(rs.getString(2), tenant, rs.getInt(3), rs.getString(4),
-                            Instant.EPOCH.plus(rs.getLong(5), ChronoUnit.MICROS)));
-                }
-            }
-            return List.copyOf(dead);
-        }
-    }
-
-    @Override
-    public int purgeBatch(Connection c, String consumer, OffsetDateTime cutoff) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.purge.sql())) {
-            ps.setBigDecimal(1, epochSeconds(cutoff));
-            bindConsumer(ps, 2, consumer);
-            return ps.executeUpdate();
-        }
-    }
-
-    @Override
-    public Map<String, Long> completedByConsumer(Connection c, OffsetDateTime cutoff) throws SQLException {
-        Map<String, Long> counts = new LinkedHashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.completedByConsumer.sql())) {
-            ps.setBigDecimal(1, epochSeconds(cutoff));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    counts.put(rs.getString(1), rs.getLong(2));
-                }
-            }
-        }
-        return counts;
-    }
-
-    @Override
-    public long countDead(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.countDead.sql()); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    @Override
-    public int purgeBatchSize() {
-        return purgeBatchSize;
     }
 
     /** The entry as {@link MariaDbInboxSql#read} sees it, with what only the writes need. */
@@ -272,7 +171,7 @@ final class MariaDbInboxStore implements InboxStore {
             Read r = read(c, s, token);
             seen[0] = r;
             return r != null && r.mine() ? taken.written(token, r) : null;
-        }, () -> seen[0] == null ? null : seen[0].entry(), answers, what + " key " + s.label());
+        }, () -> seen[0] == null ? null : seen[0].entry(), answers, what(s));
     }
 
     private @Nullable Read read(Connection c, Scope s, long token) throws SQLException {
@@ -296,23 +195,29 @@ final class MariaDbInboxStore implements InboxStore {
         }
     }
 
-    private static void bindKey(PreparedStatement ps, int from, Scope s) throws SQLException {
-        ps.setString(from, s.column());
-        ps.setString(from + 1, s.key());
+        /** The consumer's own entries and its tenants' ({@code consumer@tenant}). */
+            @Override
+    void bindLeaseEnd(PreparedStatement ps, int i, Instant leaseEnd) throws SQLException {
+        ps.setLong(i, ChronoUnit.MICROS.between(Instant.EPOCH, leaseEnd));
     }
 
-    /** The consumer's own entries and its tenants' ({@code consumer@tenant}). */
-    private static void bindConsumer(PreparedStatement ps, int from, String consumer) throws SQLException {
-        ps.setString(from, consumer);
-        ps.setInt(from + 1, consumer.length() + 1);
-        ps.setString(from + 2, consumer + "@");
+    @Override
+    void bindCutoff(PreparedStatement ps, int i, OffsetDateTime cutoff) throws SQLException {
+        ps.setBigDecimal(i, epochSeconds(cutoff));
     }
 
-    private static void bindFence(PreparedStatement ps, int from, Scope s, Claim claim) throws SQLException {
-        bindKey(ps, from, s);
-        ps.setInt(from + 2, claim.fencingToken());
-        Instant until = Objects.requireNonNull(claim.leaseUntil(), "an acquired claim has a lease end");
-        ps.setLong(from + 3, ChronoUnit.MICROS.between(Instant.EPOCH, until));
+    @Override
+    Instant instant(ResultSet rs, int i) throws SQLException {
+        return Instant.EPOCH.plus(rs.getLong(i), ChronoUnit.MICROS);
+    }
+
+    @Override
+    void bindStrings(Connection c, PreparedStatement ps, int i, @Nullable List<String> values) throws SQLException {
+        if (values == null) {
+            ps.setNull(i, Types.VARCHAR);
+        } else {
+            ps.setString(i, JsonStrings.encode(values));
+        }
     }
 
     private static BigDecimal epochSeconds(OffsetDateTime t) {
