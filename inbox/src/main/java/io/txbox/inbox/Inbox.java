@@ -114,15 +114,15 @@ public interface Inbox {
 
     /**
      * Stores {@code result} for a message that {@link #receive} reported FIRST in this same
-     * transaction; later duplicates get it back. One round trip. Any other call is refused and
-     * changes nothing: no receive in this transaction, a receive that reported DUPLICATE (or
-     * anything but FIRST), or an entry completed by an earlier transaction, whose stored result
-     * is never replaced.
+     * transaction; later duplicates get it back. One round trip on PostgreSQL. Any other call is
+     * refused and changes nothing: no receive in this transaction, a receive that reported
+     * DUPLICATE (or anything but FIRST), or an entry completed by an earlier transaction, whose
+     * stored result is never replaced.
      *
      * <p>PostgreSQL knows the transaction by its id ({@code txid_current()}). MariaDB and MySQL
      * give SQL no transaction id, so there a FIRST {@code receive} writes a random token into the
      * entry and sets a savepoint named after it ({@code txbox_<token>}); this call stores only
-     * while the transaction still has that savepoint and the entry that token (three round trips).
+     * while the transaction still has that savepoint and the entry that token (four round trips).
      * Releasing a savepoint set before {@code receive} also releases txbox's, and this call then
      * refuses: store first. This call releases and sets its savepoint again, which also releases
      * savepoints set after {@code receive}.
@@ -161,7 +161,8 @@ public interface Inbox {
      * The entry becomes FAILED, or DEAD once it has failed {@code maxAttempts} times (releases
      * of a two-phase claim are not failures). If a
      * concurrent delivery completed the key meanwhile, the outcome is DUPLICATE and nothing
-     * is counted. One round trip (two if the key was completed, dead or reused).
+     * is counted. One round trip (two if the key was completed, dead or reused; always two on
+     * MariaDB/MySQL).
      */
     Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error);
 
@@ -175,7 +176,8 @@ public interface Inbox {
      * token; if that was the entry's {@code maxAttempts}-th failure it becomes DEAD instead (a
      * message that keeps crashing its worker).
      *
-     * <p>Cost: one round trip when acquired, two otherwise.
+     * <p>Cost: one round trip when acquired, two otherwise (always two on MariaDB/MySQL: the
+     * write, then a locking read).
      *
      * @throws KeyReuseException if the key was seen with a different payload fingerprint
      */
