@@ -1,6 +1,7 @@
 package io.txbox.outbox;
 
 import io.txbox.TxboxTables;
+import io.txbox.internal.Dialect;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -9,12 +10,13 @@ import java.util.List;
  * The outbox's statements, behind one seam per database: the insert of a message that is a no-op
  * when its step key is already in the outbox. Implementations render the statement once, when the
  * outbox is built (so the configured schema and prefix apply), and only bind it per call.
- * {@link PostgresOutboxStore} is the PostgreSQL implementation; another database plugs in here.
+ * {@link PostgresOutboxStore} is the PostgreSQL implementation, {@link MariaDbOutboxStore} the one
+ * for MariaDB and MySQL.
  */
 interface OutboxStore {
-    /** The store for {@code tables}' database; PostgreSQL today. */
-    static OutboxStore of(TxboxTables tables) {
-        return new PostgresOutboxStore(tables);
+    /** The store for {@code tables} on {@code dialect}'s database. */
+    static OutboxStore of(TxboxTables tables, Dialect dialect) {
+        return dialect.isMysqlFamily() ? new MariaDbOutboxStore(tables, dialect) : new PostgresOutboxStore(tables);
     }
 
     /** Inserts {@code message} on {@code tx}, unless its step key is in the outbox; returns whether it wrote the row. */
