@@ -101,7 +101,14 @@ public interface Relay extends AutoCloseable {
         return new Builder();
     }
 
-    /** Starts the workers. Calling it twice is a no-op; calling it after close throws. */
+    /**
+     * Starts the workers. Calling it twice is a no-op; calling it after close throws. It opens one
+     * connection first to learn which database the DataSource serves (PostgreSQL, MariaDB 10.6+ or
+     * MySQL 8.0+) and so which statements to run.
+     *
+     * @throws io.txbox.ConfigException if the database is none of those, naming the version found and needed
+     * @throws io.txbox.TxboxException if no connection can be opened; the relay stays unstarted
+     */
     void start();
 
     /**

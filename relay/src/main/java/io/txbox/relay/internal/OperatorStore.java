@@ -1,6 +1,7 @@
 package io.txbox.relay.internal;
 
 import io.txbox.TxboxTables;
+import io.txbox.internal.Dialect;
 import io.txbox.relay.DeadLetters;
 import io.txbox.relay.RelayAdmin;
 import java.sql.Connection;
@@ -13,16 +14,16 @@ import org.jspecify.annotations.Nullable;
  * behind one seam beside {@link RelayStore}: the status figures, and listing, retrying, purging
  * and counting dead letters. Implementations render their statements once, when built (so the
  * configured schema and prefix apply), and only bind them per call. {@link PostgresOperatorStore}
- * is the PostgreSQL implementation; another database plugs in here.
+ * is the PostgreSQL implementation, {@link MariaDbOperatorStore} the one for MariaDB and MySQL.
  *
  * <p>Each method runs one statement (status: its reads) on the caller's connection and never
  * commits: the caller chooses the transaction. Retries and purges take at most {@link
  * DeadLetters#BATCH} rows per call.
  */
 public interface OperatorStore {
-    /** The store for {@code tables}' database; PostgreSQL today. */
-    static OperatorStore of(TxboxTables tables) {
-        return new PostgresOperatorStore(tables);
+    /** The store for {@code tables} on {@code dialect}'s database. */
+    static OperatorStore of(TxboxTables tables, Dialect dialect) {
+        return dialect.isMysqlFamily() ? new MariaDbOperatorStore(tables, dialect) : new PostgresOperatorStore(tables);
     }
 
     /** The outbox backlog, its dead letters, live relay members and owned lanes, by the database clock. */

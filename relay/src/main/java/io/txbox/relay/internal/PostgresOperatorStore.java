@@ -197,7 +197,7 @@ final class PostgresOperatorStore implements OperatorStore {
     }
 
     /** The single number {@code sql}, which takes no parameters, returns. */
-    private static long single(Connection c, String sql) throws SQLException {
+    static long single(Connection c, String sql) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);

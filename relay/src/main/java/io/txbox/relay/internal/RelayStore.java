@@ -1,6 +1,7 @@
 package io.txbox.relay.internal;
 
 import io.txbox.TxboxTables;
+import io.txbox.internal.Dialect;
 import io.txbox.relay.PublishRecord;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -13,7 +14,8 @@ import java.util.Map;
  * ownership (for {@link LaneOwnership}), the claim query ({@link #claim}), the settling of a
  * batch's outcomes, and the backlog sample. Implementations render their statements once, when
  * the relay is built (so the configured schema and prefix apply), and only bind them per call.
- * {@link PostgresRelayStore} is the PostgreSQL implementation; another database plugs in here.
+ * {@link PostgresRelayStore} is the PostgreSQL implementation, {@link MariaDbRelayStore} the one for
+ * MariaDB and MySQL.
  * The operators' calls ({@code RelayAdmin}, {@code DeadLetters}) have theirs behind {@link OperatorStore}.
  *
  * <p>A batch is one transaction on the worker's connection: {@link #lockLanes}, {@link #claim},
@@ -21,9 +23,9 @@ import java.util.Map;
  * No method commits.
  */
 interface RelayStore {
-    /** The store for {@code tables}' database; PostgreSQL today. */
-    static RelayStore of(TxboxTables tables) {
-        return new PostgresRelayStore(tables);
+    /** The store for {@code tables} on {@code dialect}'s database. */
+    static RelayStore of(TxboxTables tables, Dialect dialect) {
+        return dialect.isMysqlFamily() ? new MariaDbRelayStore(tables, dialect) : new PostgresRelayStore(tables);
     }
 
     /** Session settings of a worker's connection, so a stalled batch cannot hold its lanes' locks past the lease. */
