@@ -216,15 +216,16 @@ final class InboxSql {
         countDead = stmt(ctx.selectCount().from(T).where(T.STATUS.eq(dead)));
     }
 
-    private static Param<String> p(String name) {
+    static Param<String> p(String name) {
         return DSL.param(name, SQLDataType.VARCHAR);
     }
 
-    private static Param<byte[]> bytes(String name) {
+    static Param<byte[]> bytes(String name) {
         return DSL.param(name, SQLDataType.BLOB);
     }
 
-    private static Stmt stmt(Query query, String... expected) {
+    /** {@code query} rendered with indexed markers, after checking it binds {@code expected}, in that order. */
+    static Stmt stmt(Query query, String... expected) {
         List<String> names = query.getParams().entrySet().stream()
                 .filter(e -> !e.getValue().isInline())
                 .map(Map.Entry::getKey)
