@@ -3,6 +3,7 @@ package io.txbox.outbox;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Dialect;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.List;
 
@@ -24,4 +25,15 @@ interface OutboxStore {
 
     /** {@link #insert} for each message, in one batched round trip; returns whether each wrote its row, in order. */
     boolean[] insertAll(Connection tx, List<OutboxMessage> messages) throws SQLException;
+
+    /** Binds what both databases' inserts start with: step key, original key, destination, routing key, lane, payload. */
+    static void bindHead(PreparedStatement ps, OutboxMessage m) throws SQLException {
+        StepKey key = m.stepKey();
+        ps.setString(1, key.value());
+        ps.setString(2, key.original());
+        ps.setString(3, m.destination());
+        ps.setString(4, m.routingKey());
+        ps.setShort(5, Lanes.of(m.routingKey(), key.value()));
+        ps.setBytes(6, m.payload());
+    }
 }

@@ -242,29 +242,20 @@ final class MariaDbRelayStore implements RelayStore {
 
     @Override
     public Map<Short, Long> owned(Connection c, String memberId) throws SQLException {
-        Map<Short, Long> owned = new LinkedHashMap<>();
         try (PreparedStatement ps = c.prepareStatement(ownedLanes)) {
             ps.setString(1, memberId);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    owned.put(rs.getShort(1), rs.getLong(2));
-                }
-            }
+            return RelayStore.laneFences(ps);
         }
-        return owned;
     }
 
     @Override
     public Map<Short, Long> take(Connection c, String memberId, int max, Duration lease) throws SQLException {
-        Map<Short, Long> taken = new LinkedHashMap<>();
+        Map<Short, Long> taken;
         try (PreparedStatement ps = c.prepareStatement(freeLanes)) {
             ps.setInt(1, max);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    taken.put(rs.getShort(1), rs.getLong(2) + 1);
-                }
-            }
+            taken = RelayStore.laneFences(ps);
         }
+        taken.replaceAll((lane, fence) -> fence + 1); // the fence the update below sets
         if (taken.isEmpty()) {
             return taken;
         }

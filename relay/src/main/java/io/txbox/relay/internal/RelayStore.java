@@ -4,8 +4,11 @@ import io.txbox.TxboxTables;
 import io.txbox.internal.Dialect;
 import io.txbox.relay.PublishRecord;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -106,6 +109,17 @@ interface RelayStore {
      * same order) do not exist, sorted by name.
      */
     List<String> missingTables(Connection c, List<String> names, List<String> qualified) throws SQLException;
+
+    /** The rows of {@code ps}, each a lane and its fence, in order. */
+    static Map<Short, Long> laneFences(PreparedStatement ps) throws SQLException {
+        Map<Short, Long> lanes = new LinkedHashMap<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                lanes.put(rs.getShort(1), rs.getLong(2));
+            }
+        }
+        return lanes;
+    }
 
     /** Whether {@code e} says a txbox table does not exist (an unmigrated schema). */
     boolean isUndefinedTable(Throwable e);
