@@ -19,7 +19,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -104,22 +103,7 @@ final class MariaDbOperatorStore implements OperatorStore {
     @Override
     public List<DeadLetters.DeadLetter> listDead(Connection c, int limit, @Nullable String destination, boolean withPayload)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(list)) {
-            ps.setBoolean(1, withPayload);
-            ps.setString(2, destination);
-            ps.setString(3, destination);
-            ps.setInt(4, limit);
-            List<DeadLetters.DeadLetter> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    Instant created = MariaDbRelayStore.instant(rs.getBigDecimal(7));
-                    Instant died = MariaDbRelayStore.instant(rs.getBigDecimal(8));
-                    out.add(new DeadLetters.DeadLetter(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                            rs.getInt(5), rs.getString(6), created, died, rs.getBytes(9)));
-                }
-            }
-            return out;
-        }
+        return OperatorStore.listDead(c, list, limit, destination, withPayload, (rs, i) -> MariaDbRelayStore.instant(rs.getBigDecimal(i)));
     }
 
     @Override
