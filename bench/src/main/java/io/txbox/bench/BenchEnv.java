@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * connection pools on it, a Kafka broker (private, started as in the tests, unless {@code
  * --kafka} names one) and RabbitMQ.
  *
- * <p>{@code --db postgresql|mariadb} picks the database (default postgresql). Addresses come from
+ * <p>{@code --db postgresql|mariadb} picks the database (default postgresql; the scenarios run
+ * measured on MariaDB are inbox-overhead and relay-kafka). Addresses come from
  * the environment: {@code TXBOX_BENCH_JDBC_URL} (else {@code TXBOX_TEST_JDBC_URL}, else {@code
  * jdbc:postgresql://127.0.0.1:5432/test}), {@code TXBOX_BENCH_JDBC_USER}/{@code _PASSWORD}
  * (default postgres, no password); with {@code --db mariadb} {@code TXBOX_BENCH_MARIADB_URL}
