@@ -56,7 +56,7 @@ final class Bare {
         List<Msg> out = new ArrayList<>();
         try (java.sql.Connection c = env.adminConnection();
                 PreparedStatement ps = c.prepareStatement("SELECT step_key, original_key, routing_key, payload FROM "
-                        + env.tables.qualified(env.tables.outboxTable()) + " WHERE destination = ? ORDER BY id")) {
+                        + env.outboxTable() + " WHERE destination = ? ORDER BY id")) {
             ps.setString(1, destination);
             ps.setFetchSize(10_000);
             c.setAutoCommit(false);

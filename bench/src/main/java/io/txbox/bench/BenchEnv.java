@@ -23,14 +23,21 @@ import org.slf4j.LoggerFactory;
  * connection pools on it, a Kafka broker (private, started as in the tests, unless {@code
  * --kafka} names one) and RabbitMQ.
  *
- * <p>Addresses come from the environment: {@code TXBOX_BENCH_JDBC_URL} (else {@code
- * TXBOX_TEST_JDBC_URL}, else {@code jdbc:postgresql://127.0.0.1:5432/test}), {@code
- * TXBOX_BENCH_JDBC_USER}/{@code _PASSWORD} (default postgres, no password), {@code
- * TXBOX_BENCH_RABBIT} ({@code host:port}, default 127.0.0.1:5672, guest/guest).
+ * <p>{@code --db postgresql|mariadb} picks the database (default postgresql; the scenarios run
+ * measured on MariaDB are inbox-overhead and relay-kafka). Addresses come from
+ * the environment: {@code TXBOX_BENCH_JDBC_URL} (else {@code TXBOX_TEST_JDBC_URL}, else {@code
+ * jdbc:postgresql://127.0.0.1:5432/test}), {@code TXBOX_BENCH_JDBC_USER}/{@code _PASSWORD}
+ * (default postgres, no password); with {@code --db mariadb} {@code TXBOX_BENCH_MARIADB_URL}
+ * (else {@code TXBOX_TEST_MARIADB_URL}, else {@code jdbc:mariadb://127.0.0.1:3306/test}) and
+ * {@code TXBOX_BENCH_MARIADB_USER}/{@code _PASSWORD} (default root, no password); {@code
+ * TXBOX_BENCH_RABBIT} ({@code host:port}, default 127.0.0.1:5672, guest/guest). On MariaDB the
+ * run's schema is a database.
  */
 final class BenchEnv implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(BenchEnv.class);
 
+    /** Whether the run is on MariaDB ({@code --db mariadb}) rather than PostgreSQL. */
+    final boolean mariadb;
     final String jdbcUrl;
     final String user;
     final String password;
@@ -44,9 +51,20 @@ final class BenchEnv implements AutoCloseable {
     private boolean schemaCreated;
 
     BenchEnv(Options opts) {
-        this.jdbcUrl = env("TXBOX_BENCH_JDBC_URL", env("TXBOX_TEST_JDBC_URL", "jdbc:postgresql://127.0.0.1:5432/test"));
-        this.user = env("TXBOX_BENCH_JDBC_USER", env("TXBOX_TEST_JDBC_USER", "postgres"));
-        this.password = env("TXBOX_BENCH_JDBC_PASSWORD", env("TXBOX_TEST_JDBC_PASSWORD", ""));
+        String db = opts.string("db", "postgresql", "database: postgresql or mariadb");
+        if (!db.equals("postgresql") && !db.equals("mariadb")) {
+            throw new Options.UsageException("--db must be postgresql or mariadb, but was " + db);
+        }
+        this.mariadb = db.equals("mariadb");
+        if (mariadb) {
+            this.jdbcUrl = env("TXBOX_BENCH_MARIADB_URL", env("TXBOX_TEST_MARIADB_URL", "jdbc:mariadb://127.0.0.1:3306/test"));
+            this.user = env("TXBOX_BENCH_MARIADB_USER", env("TXBOX_TEST_MARIADB_USER", "root"));
+            this.password = env("TXBOX_BENCH_MARIADB_PASSWORD", env("TXBOX_TEST_MARIADB_PASSWORD", ""));
+        } else {
+            this.jdbcUrl = env("TXBOX_BENCH_JDBC_URL", env("TXBOX_TEST_JDBC_URL", "jdbc:postgresql://127.0.0.1:5432/test"));
+            this.user = env("TXBOX_BENCH_JDBC_USER", env("TXBOX_TEST_JDBC_USER", "postgres"));
+            this.password = env("TXBOX_BENCH_JDBC_PASSWORD", env("TXBOX_TEST_JDBC_PASSWORD", ""));
+        }
         this.kafkaOption = opts.stringOrNull("kafka", "host:port of a Kafka broker to use instead of starting a private one");
         this.keepSchema = opts.flag("keep-schema", "keep the run's PostgreSQL schema instead of dropping it");
         String base = opts.scenario.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
@@ -61,6 +79,13 @@ final class BenchEnv implements AutoCloseable {
 
     /** Creates the schema, the txbox tables and the bench's own business table. */
     void createSchema() throws SQLException {
+        if (mariadb) {
+            // the pools' connections open in the run's database, so it must exist first
+            try (Connection c = adminConnection(); Statement s = c.createStatement()) {
+                schemaCreated = true;
+                s.execute("CREATE DATABASE `" + schema + "` CHARACTER SET utf8mb4");
+            }
+        }
         try (HikariDataSource ds = pool("migrate", 3)) {
             // Flyway creates the schema before it can fail: drop it at the end either way
             schemaCreated = true;
@@ -68,9 +93,15 @@ final class BenchEnv implements AutoCloseable {
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
                 // the "business write" of every scenario; deliberately without a unique key on
                 // message_key, so a double effect shows up as a second row
-                s.execute("CREATE TABLE \"" + schema + "\".business (id bigserial PRIMARY KEY, message_key text NOT NULL,"
-                        + " amount bigint NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
-                s.execute("CREATE INDEX ON \"" + schema + "\".business (message_key)");
+                if (mariadb) {
+                    s.execute("CREATE TABLE " + q("business") + " (id bigint AUTO_INCREMENT PRIMARY KEY,"
+                            + " message_key varchar(255) NOT NULL, amount bigint NOT NULL,"
+                            + " created_at timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), INDEX (message_key))");
+                } else {
+                    s.execute("CREATE TABLE \"" + schema + "\".business (id bigserial PRIMARY KEY, message_key text NOT NULL,"
+                            + " amount bigint NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
+                    s.execute("CREATE INDEX ON \"" + schema + "\".business (message_key)");
+                }
             }
         }
         log.info("schema {} ready", schema);
@@ -91,12 +122,16 @@ final class BenchEnv implements AutoCloseable {
         cfg.setPassword(password);
         cfg.setMaximumPoolSize(size);
         cfg.setMinimumIdle(size);
-        cfg.setSchema(schema);
         cfg.setConnectionTimeout(30_000);
-        // the same prepared statements run over and over: let pgjdbc switch to server-side
-        // prepared statements after the default 5 executions (the default; stated for clarity)
-        cfg.addDataSourceProperty("prepareThreshold", "5");
-        cfg.addDataSourceProperty("ApplicationName", applicationName(name));
+        if (mariadb) {
+            cfg.setCatalog(schema); // a schema is a database
+        } else {
+            cfg.setSchema(schema);
+            // the same prepared statements run over and over: let pgjdbc switch to server-side
+            // prepared statements after the default 5 executions (the default; stated for clarity)
+            cfg.addDataSourceProperty("prepareThreshold", "5");
+            cfg.addDataSourceProperty("ApplicationName", applicationName(name));
+        }
         HikariDataSource ds = new HikariDataSource(cfg);
         closeables.add(ds);
         return ds;
@@ -116,15 +151,19 @@ final class BenchEnv implements AutoCloseable {
     }
 
     String q(String table) {
-        return "\"" + schema + "\".\"" + table + "\"";
+        return mariadb ? "`" + schema + "`.`" + table + "`" : "\"" + schema + "\".\"" + table + "\"";
     }
 
     String outboxTable() {
-        return tables.qualified(tables.outboxTable());
+        return q(tables.outboxTable());
+    }
+
+    String deadTable() {
+        return q(tables.outboxDeadTable());
     }
 
     String inboxTable() {
-        return tables.qualified(tables.inboxTable());
+        return q(tables.inboxTable());
     }
 
     String businessTable() {
@@ -195,7 +234,7 @@ final class BenchEnv implements AutoCloseable {
         }
         if (schemaCreated && !keepSchema) {
             try (Connection c = adminConnection(); Statement s = c.createStatement()) {
-                s.execute("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE");
+                s.execute(mariadb ? "DROP DATABASE IF EXISTS `" + schema + "`" : "DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE");
             } catch (SQLException e) {
                 log.warn("dropping schema {} failed: {}", schema, e.toString());
             }

@@ -106,16 +106,16 @@ final class RelayRun {
 
     static long deadRows(BenchEnv env) throws SQLException {
         try (Connection c = env.adminConnection(); Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT count(*) FROM " + env.tables.qualified(env.tables.outboxDeadTable()))) {
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM " + env.deadTable())) {
             rs.next();
             return rs.getLong(1);
         }
     }
 
-    /** VACUUM ANALYZE the outbox, as autovacuum would soon after a bulk load. */
+    /** VACUUM ANALYZE (MariaDB: ANALYZE TABLE) the outbox, as autovacuum would soon after a bulk load. */
     static void vacuum(BenchEnv env) throws SQLException {
         try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
-            s.execute("VACUUM ANALYZE " + env.outboxTable());
+            s.execute((env.mariadb ? "ANALYZE TABLE " : "VACUUM ANALYZE ") + env.outboxTable());
         }
     }
 }

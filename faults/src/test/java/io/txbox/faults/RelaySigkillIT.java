@@ -14,8 +14,9 @@ import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.testkit.DeleteGate;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestKafka;
-import io.txbox.testkit.TestPostgres;
 import io.txbox.testkit.TestRabbit;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -25,7 +26,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,13 +35,14 @@ import org.slf4j.LoggerFactory;
 /**
  * The relay as a child process, SIGKILLed at random moments while it publishes, restarted each
  * time. Afterwards the outbox is empty, every step key reached the broker at least once, and an
- * inbox consumer turns the duplicates into exactly one business effect per key.
+ * inbox consumer turns the duplicates into exactly one business effect per key. The outbox and the
+ * relay run on PostgreSQL and on MariaDB; the consumer's inbox and effects are on PostgreSQL.
  */
 class RelaySigkillIT {
     private static final Logger log = LoggerFactory.getLogger(RelaySigkillIT.class);
 
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(10);
+    static final TestDatabases DBS = TestDatabases.perClass(10);
 
     @RegisterExtension
     static final TestKafka KAFKA = TestKafka.shared();
@@ -54,19 +57,30 @@ class RelaySigkillIT {
     static final int KILLS = 4;
 
     static TxboxTables tables;
-    static Outbox outbox;
     static Effects effects;
+
+    /** The database of the outbox and the relay in this invocation, and its outbox. */
+    TestDatabase db;
+    Outbox outbox;
 
     @BeforeAll
     static void setUp() {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        outbox = Outbox.builder().tables(tables).build();
-        effects = new Effects(PG.dataSource());
+        tables = TxboxTables.inSchema(DBS.postgres().schema());
+        TxboxMigrations.migrate(DBS.postgres().dataSource(), tables);
+        TxboxMigrations.migrate(DBS.mariadb().dataSource(), TxboxTables.inSchema(DBS.mariadb().schema()));
+        effects = new Effects(DBS.postgres().dataSource());
     }
 
-    @Test
-    void relayChild_sigkilledRepeatedlyPublishingToKafka_everyStepDeliveredAndAppliedOnce() throws Exception {
+    private void on(TestDatabase database) {
+        db = database;
+        outbox = Outbox.builder().tables(TxboxTables.inSchema(database.schema())).build();
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void relayChild_sigkilledRepeatedlyPublishingToKafka_everyStepDeliveredAndAppliedOnce(TestDatabase database)
+            throws Exception {
+        on(database);
         String topic = KAFKA.uniqueTopic("sigkill");
         KAFKA.createTopic(topic, 4);
         Set<String> emitted = new LinkedHashSet<>(emit("kafka", 0, PREFILLED));
@@ -76,10 +90,10 @@ class RelaySigkillIT {
 
         List<String> delivered = Topics.deliveredStepKeys(KAFKA.bootstrapServers(), topic, emitted, Duration.ofSeconds(60));
 
-        String name = "sigkill-kafka";
+        String name = "sigkill-kafka-" + db.kind();
         String group = topic + "-inbox";
         try (InboxConsumer consumer = KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
-                        PG.dataSource(), Effects.recorder(name))
+                        DBS.postgres().dataSource(), Effects.recorder(name))
                 .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).groupId(group).backoff(FAST_INITIAL, FAST_MAX)
                 .pollTimeout(Duration.ofMillis(100)).consumerProperty("max.poll.records", 500).build()) {
             consumer.start();
@@ -90,12 +104,15 @@ class RelaySigkillIT {
         assertThat(republished).as("rows published again after a kill landed between publish and delete").isPositive();
     }
 
-    @Test
-    void relayChild_sigkilledRepeatedlyPublishingToRabbit_everyStepDeliveredAndAppliedOnce() throws Exception {
-        String exchange = RABBIT.name("sigkill-x");
-        String inboxQueue = RABBIT.name("sigkill-inbox");
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void relayChild_sigkilledRepeatedlyPublishingToRabbit_everyStepDeliveredAndAppliedOnce(TestDatabase database)
+            throws Exception {
+        on(database);
+        String exchange = RABBIT.name("sigkill-x-" + db.kind());
+        String inboxQueue = RABBIT.name("sigkill-inbox-" + db.kind());
         RABBIT.track(inboxQueue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX); // the consumer declares it
-        String auditQueue = RABBIT.name("sigkill-audit");
+        String auditQueue = RABBIT.name("sigkill-audit-" + db.kind());
         Connection rabbit = RABBIT.newConnection();
         Queues.declare(rabbit, exchange, inboxQueue, auditQueue);
         Set<String> emitted = new LinkedHashSet<>(emit("rabbit", 0, PREFILLED / 2));
@@ -106,9 +123,9 @@ class RelaySigkillIT {
 
         List<String> delivered = Queues.drainStepKeys(rabbit, auditQueue, emitted, Duration.ofSeconds(60));
 
-        String name = "sigkill-rabbit";
+        String name = "sigkill-rabbit-" + db.kind();
         try (InboxConsumer consumer = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
-                        PG.dataSource(), Effects.recorder(name))
+                        DBS.postgres().dataSource(), Effects.recorder(name))
                 .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue).deadLetterExchange(RABBIT.track(exchange + "-dlx"))
                 .prefetch(1).backoff(FAST_INITIAL, FAST_MAX).build()) {
             consumer.start();
@@ -138,12 +155,19 @@ class RelaySigkillIT {
             // every other round the kill lands where it costs most: the gate holds the child's
             // first DELETE, so its batch is published and still in the outbox when it dies
             boolean gated = round < KILLS && round % 2 == 1;
-            DeleteGate gate = gated ? DeleteGate.shut(PG.dataSource(), PG.schema(), tables.qualified(tables.outboxTable()))
+            boolean postgres = db.kind() == TestDatabase.Kind.POSTGRESQL;
+            String outboxTable = db.qualified(db.schema(), tables.outboxTable());
+            DeleteGate gate = gated && postgres ? DeleteGate.shut(db.dataSource(), db.schema(), outboxTable) : null;
+            MariaDbDeleteGate mariaGate = gated && !postgres ? MariaDbDeleteGate.shut(db.dataSource(), db.schema(), outboxTable)
                     : null;
             try (Child child = Child.start(RelayChild.class, id, RelayChild.READY,
-                    broker, PG.jdbcUrl(), PG.user(), PG.schema(), address, target, id)) {
+                    broker, db.jdbcUrl(), db.user(), db.schema(), address, target, id)) {
                 if (gated) {
-                    gate.awaitWaiting("relay-child-" + id, Duration.ofSeconds(60));
+                    if (gate != null) {
+                        gate.awaitWaiting("relay-child-" + id, Duration.ofSeconds(60));
+                    } else {
+                        mariaGate.awaitWaiting(Duration.ofSeconds(60));
+                    }
                     child.kill();
                     log.info("round {}: SIGKILLed {} between publish and delete, {} of {} rows left", round, id,
                             outboxRows(), before);
@@ -165,14 +189,17 @@ class RelaySigkillIT {
                 if (gate != null) {
                     gate.close();
                 }
+                if (mariaGate != null) {
+                    mariaGate.close();
+                }
             }
         }
         return emitted;
     }
 
-    private static List<String> emit(String prefix, int from, int count) throws SQLException {
+    private List<String> emit(String prefix, int from, int count) throws SQLException {
         List<String> keys = new ArrayList<>(count);
-        try (java.sql.Connection c = PG.dataSource().getConnection()) {
+        try (java.sql.Connection c = db.dataSource().getConnection()) {
             c.setAutoCommit(false);
             List<OutboxMessage> chunk = new ArrayList<>();
             for (int i = from; i < from + count; i++) {
@@ -192,11 +219,21 @@ class RelaySigkillIT {
         return keys;
     }
 
-    private static long outboxRows() {
-        return effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxTable()));
+    private long outboxRows() {
+        return count(tables.outboxTable());
     }
 
-    private static long deadRows() {
-        return effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxDeadTable()));
+    private long deadRows() {
+        return count(tables.outboxDeadTable());
+    }
+
+    private long count(String table) {
+        try (java.sql.Connection c = db.dataSource().getConnection(); java.sql.Statement s = c.createStatement();
+                java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM " + db.qualified(db.schema(), table))) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

@@ -3,6 +3,7 @@ package io.txbox.outbox;
 import io.txbox.InvalidInputException;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
+import io.txbox.internal.ByDialect;
 import io.txbox.internal.SqlErrors;
 import io.txbox.internal.Transactions;
 import java.sql.Connection;
@@ -19,13 +20,14 @@ final class OutboxImpl implements Outbox {
 
     private final TxboxTables tables;
     private final int maxRecordBytes;
-    private final OutboxStore store;
+    /** Chosen by the database of the first transaction sent on, then kept. */
+    private final ByDialect<OutboxStore> store;
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
     OutboxImpl(Outbox.Builder b) {
         this.tables = b.tables;
         this.maxRecordBytes = b.maxRecordBytes;
-        this.store = OutboxStore.of(tables);
+        this.store = new ByDialect<>(dialect -> OutboxStore.of(tables, dialect));
     }
 
     @Override
@@ -35,7 +37,7 @@ final class OutboxImpl implements Outbox {
         checkSize(message);
         Transactions.requireTransaction(tx, "outbox send of " + message.stepKey());
         try {
-            boolean emitted = store.insert(tx, message);
+            boolean emitted = store.on(tx).insert(tx, message);
             if (!emitted && log.isDebugEnabled()) {
                 log.debug("{} - step already in outbox, not sent again", message.stepKey());
             }
@@ -58,7 +60,7 @@ final class OutboxImpl implements Outbox {
             return List.of();
         }
         try {
-            boolean[] inserted = store.insertAll(tx, messages);
+            boolean[] inserted = store.on(tx).insertAll(tx, messages);
             List<Boolean> emitted = new ArrayList<>(inserted.length);
             for (boolean b : inserted) {
                 emitted.add(b);

@@ -1,7 +1,9 @@
 package io.txbox.outbox;
 
 import io.txbox.TxboxTables;
+import io.txbox.internal.Dialect;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.List;
 
@@ -9,12 +11,13 @@ import java.util.List;
  * The outbox's statements, behind one seam per database: the insert of a message that is a no-op
  * when its step key is already in the outbox. Implementations render the statement once, when the
  * outbox is built (so the configured schema and prefix apply), and only bind it per call.
- * {@link PostgresOutboxStore} is the PostgreSQL implementation; another database plugs in here.
+ * {@link PostgresOutboxStore} is the PostgreSQL implementation, {@link MariaDbOutboxStore} the one
+ * for MariaDB and MySQL.
  */
 interface OutboxStore {
-    /** The store for {@code tables}' database; PostgreSQL today. */
-    static OutboxStore of(TxboxTables tables) {
-        return new PostgresOutboxStore(tables);
+    /** The store for {@code tables} on {@code dialect}'s database. */
+    static OutboxStore of(TxboxTables tables, Dialect dialect) {
+        return dialect.isMysqlFamily() ? new MariaDbOutboxStore(tables, dialect) : new PostgresOutboxStore(tables);
     }
 
     /** Inserts {@code message} on {@code tx}, unless its step key is in the outbox; returns whether it wrote the row. */
@@ -22,4 +25,15 @@ interface OutboxStore {
 
     /** {@link #insert} for each message, in one batched round trip; returns whether each wrote its row, in order. */
     boolean[] insertAll(Connection tx, List<OutboxMessage> messages) throws SQLException;
+
+    /** Binds what both databases' inserts start with: step key, original key, destination, routing key, lane, payload. */
+    static void bindHead(PreparedStatement ps, OutboxMessage m) throws SQLException {
+        StepKey key = m.stepKey();
+        ps.setString(1, key.value());
+        ps.setString(2, key.original());
+        ps.setString(3, m.destination());
+        ps.setString(4, m.routingKey());
+        ps.setShort(5, Lanes.of(m.routingKey(), key.value()));
+        ps.setBytes(6, m.payload());
+    }
 }

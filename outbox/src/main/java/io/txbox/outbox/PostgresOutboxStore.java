@@ -77,13 +77,7 @@ final class PostgresOutboxStore implements OutboxStore {
 
     /** Binds in {@link OutboxColumns#MESSAGE} order. */
     private static void bind(Connection tx, PreparedStatement ps, OutboxMessage m) throws SQLException {
-        StepKey key = m.stepKey();
-        ps.setString(1, key.value());
-        ps.setString(2, key.original());
-        ps.setString(3, m.destination());
-        ps.setString(4, m.routingKey());
-        ps.setShort(5, Lanes.of(m.routingKey(), key.value()));
-        ps.setBytes(6, m.payload());
+        OutboxStore.bindHead(ps, m);
         Map<String, String> headers = m.headers();
         if (headers.isEmpty()) {
             ps.setNull(7, Types.ARRAY);

@@ -3,6 +3,8 @@ package io.txbox.relay;
 import io.txbox.ConfigException;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
+import io.txbox.internal.ByDialect;
+import io.txbox.internal.Connections;
 import io.txbox.internal.SqlErrors;
 import io.txbox.relay.internal.OperatorStore;
 import java.sql.Connection;
@@ -36,11 +38,12 @@ public final class DeadLetters {
     public static final int BATCH = 1000;
 
     private final DataSource dataSource;
-    private final OperatorStore store;
+    /** Chosen by the database of the first connection, then kept. */
+    private final ByDialect<OperatorStore> store;
 
     private DeadLetters(DataSource dataSource, TxboxTables tables) {
         this.dataSource = dataSource;
-        this.store = OperatorStore.of(tables);
+        this.store = new ByDialect<>(dialect -> OperatorStore.of(tables, dialect));
     }
 
     /** Dead letters of the outbox in {@code tables}, read and changed through {@code dataSource}. */
@@ -96,7 +99,7 @@ public final class DeadLetters {
             throw new ConfigException("limit must be at least 1, but was " + limit);
         }
         try (Connection c = dataSource.getConnection()) {
-            return store.listDead(c, limit, destination, withPayload);
+            return store.on(c).listDead(c, limit, destination, withPayload);
         } catch (SQLException e) {
             throw SqlErrors.translate("listing dead letters", e);
         }
@@ -104,7 +107,7 @@ public final class DeadLetters {
 
     /** Moves dead letter {@code id} back to the outbox; {@link RetryResult#total()} is 0 if there is none. */
     public RetryResult retry(long id) {
-        OperatorStore.Moved m = autoCommit("retrying dead letter " + id, c -> store.retryDead(c, id));
+        OperatorStore.Moved m = transaction("retrying dead letter " + id, c -> store.on(c).retryDead(c, id));
         return new RetryResult(m.requeued(), m.taken() - m.requeued());
     }
 
@@ -120,7 +123,7 @@ public final class DeadLetters {
         long after = 0;
         while (true) {
             long from = after;
-            OperatorStore.Moved m = autoCommit("retrying dead letters", c -> store.retryDeadAfter(c, from, destination));
+            OperatorStore.Moved m = transaction("retrying dead letters", c -> store.on(c).retryDeadAfter(c, from, destination));
             requeued += m.requeued();
             pending += m.taken() - m.requeued();
             after = Math.max(after, m.lastId());
@@ -135,7 +138,7 @@ public final class DeadLetters {
         checkAge(age);
         long total = 0;
         while (true) {
-            int n = autoCommit("purging dead letters", c -> store.purgeDead(c, age.toMillis()));
+            int n = transaction("purging dead letters", c -> store.on(c).purgeDead(c, age.toMillis()));
             total += n;
             if (n < BATCH) {
                 return total;
@@ -146,12 +149,12 @@ public final class DeadLetters {
     /** How many dead letters {@link #purgeOlderThan(Duration)} would delete now. */
     public long countOlderThan(Duration age) {
         checkAge(age);
-        return read("counting old dead letters", c -> store.countDeadOlder(c, age.toMillis()));
+        return read("counting old dead letters", c -> store.on(c).countDeadOlder(c, age.toMillis()));
     }
 
     /** Number of dead letters. */
     public long count() {
-        return read("counting dead letters", store::countDead);
+        return read("counting dead letters", c -> store.on(c).countDead(c));
     }
 
     private static void checkAge(Duration age) {
@@ -164,13 +167,18 @@ public final class DeadLetters {
         T on(Connection c) throws SQLException;
     }
 
-    /** Runs {@code call} on a connection of its own, each statement its own transaction (a batch commits at once). */
-    private <T> T autoCommit(String what, Call<T> call) {
+    /** Runs {@code call} in one transaction on a connection of its own, committed at once (a batch per call). */
+    private <T> T transaction(String what, Call<T> call) {
         try (Connection c = dataSource.getConnection()) {
             boolean auto = c.getAutoCommit();
-            c.setAutoCommit(true);
+            c.setAutoCommit(false);
             try {
-                return call.on(c);
+                T result = call.on(c);
+                c.commit();
+                return result;
+            } catch (SQLException | RuntimeException e) {
+                Connections.rollbackQuietly(c);
+                throw e;
             } finally {
                 c.setAutoCommit(auto);
             }

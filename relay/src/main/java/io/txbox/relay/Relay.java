@@ -63,9 +63,13 @@ import org.jspecify.annotations.Nullable;
  * concurrent transactions go out in the order they became visible, not necessarily id order.
  *
  * <h2>Cost</h2>
- * Each worker holds one connection while running, and runs its batch transactions with {@code
- * synchronous_commit = off}: a crash of the database can lose the last deletes, which only
- * republishes those rows (duplicates, absorbed by the inbox), never loses one.
+ * Each worker holds one connection while running. On PostgreSQL it runs its batch transactions
+ * with {@code synchronous_commit = off}: a crash of the database can lose the last deletes, which
+ * only republishes those rows (duplicates, absorbed by the inbox), never loses one. On MariaDB and
+ * MySQL it sets its connection to READ COMMITTED, so its claim ({@code FOR UPDATE SKIP LOCKED})
+ * locks only the rows it returns and holds back no {@code send}, with {@code
+ * innodb_lock_wait_timeout} and a statement time limit bounded by the lane lease; the settings
+ * are reset before the connection goes back to the pool.
  */
 public interface Relay extends AutoCloseable {
     /** Default number of worker threads per relay: {@value}. */
@@ -101,7 +105,14 @@ public interface Relay extends AutoCloseable {
         return new Builder();
     }
 
-    /** Starts the workers. Calling it twice is a no-op; calling it after close throws. */
+    /**
+     * Starts the workers. Calling it twice is a no-op; calling it after close throws. It opens one
+     * connection first to learn which database the DataSource serves (PostgreSQL, MariaDB 10.6+ or
+     * MySQL 8.0+) and so which statements to run.
+     *
+     * @throws io.txbox.ConfigException if the database is none of those, naming the version found and needed
+     * @throws io.txbox.TxboxException if no connection can be opened; the relay stays unstarted
+     */
     void start();
 
     /**

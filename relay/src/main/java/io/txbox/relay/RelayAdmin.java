@@ -3,6 +3,7 @@ package io.txbox.relay;
 import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
+import io.txbox.internal.ByDialect;
 import io.txbox.internal.SqlErrors;
 import io.txbox.relay.internal.SchemaCheck;
 import io.txbox.relay.internal.OperatorStore;
@@ -28,12 +29,13 @@ import org.jspecify.annotations.Nullable;
 public final class RelayAdmin {
     private final DataSource dataSource;
     private final TxboxTables tables;
-    private final OperatorStore store;
+    /** Chosen by the database of the first connection, then kept. */
+    private final ByDialect<OperatorStore> store;
 
     private RelayAdmin(DataSource dataSource, TxboxTables tables) {
         this.dataSource = dataSource;
         this.tables = tables;
-        this.store = OperatorStore.of(tables);
+        this.store = new ByDialect<>(dialect -> OperatorStore.of(tables, dialect));
     }
 
     /** Operator calls on the tables in {@code tables}, through {@code dataSource}. */
@@ -79,7 +81,7 @@ public final class RelayAdmin {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
-                Status status = store.status(c);
+                Status status = store.on(c).status(c);
                 c.commit();
                 return status;
             } catch (SQLException | RuntimeException e) {

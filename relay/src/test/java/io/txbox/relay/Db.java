@@ -5,6 +5,7 @@ import io.txbox.migrations.TxboxMigrations;
 import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
+import io.txbox.testkit.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -13,6 +14,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntFunction;
+import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 
 /** Test helpers around one schema's outbox tables. */
@@ -20,12 +22,28 @@ final class Db {
     final DataSource ds;
     final TxboxTables tables;
     final Outbox outbox;
+    private final UnaryOperator<String> qualify;
 
     Db(DataSource ds, String schema) {
+        this(ds, schema, null);
+    }
+
+    /** The outbox tables in {@code db}'s own schema, PostgreSQL or MariaDB. */
+    Db(TestDatabase db) {
+        this(db.dataSource(), db.schema(), db);
+    }
+
+    private Db(DataSource ds, String schema, TestDatabase db) {
         this.ds = ds;
         this.tables = TxboxTables.inSchema(schema);
+        this.qualify = db == null ? tables::qualified : table -> db.qualified(schema, table);
         TxboxMigrations.migrate(ds, tables);
         this.outbox = Outbox.builder().tables(tables).maxRecordBytes(8 * 1024 * 1024).build();
+    }
+
+    /** {@code name} in this schema, quoted the way the database quotes. */
+    String table(String name) {
+        return qualify.apply(name);
     }
 
     static OutboxMessage message(String key, String destination, String routingKey, String payload) {
@@ -62,7 +80,7 @@ final class Db {
     }
 
     long count(String table) {
-        return queryLong("SELECT count(*) FROM " + tables.qualified(table));
+        return queryLong("SELECT count(*) FROM " + table(table));
     }
 
     long outboxRows() {

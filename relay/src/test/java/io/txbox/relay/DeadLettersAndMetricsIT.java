@@ -8,27 +8,30 @@ import com.rabbitmq.client.Connection;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.txbox.relay.micrometer.RelayMetrics;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 class DeadLettersAndMetricsIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.perClass();
 
-    @Test
-    void deadLetters_listRetryPurge_andMetricsCountEveryOutcome() throws Exception {
-        Db db = new Db(PG.dataSource(), PG.schema());
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void deadLetters_listRetryPurge_andMetricsCountEveryOutcome(TestDatabase database) throws Exception {
+        Db db = new Db(database);
         DeadLetters dead = DeadLetters.of(db.ds, db.tables);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        String exchange = RABBIT.name("dl");
-        String queue = RABBIT.name("dlq");
+        String exchange = RABBIT.name("dl-" + database.kind().name().toLowerCase());
+        String queue = RABBIT.name("dlq-" + database.kind().name().toLowerCase());
         try (Connection admin = RABBIT.connectionFactory().newConnection()) {
             Channel ch = admin.createChannel();
             ch.exchangeDeclare(exchange, "direct", false, true, null);
@@ -69,7 +72,7 @@ class DeadLettersAndMetricsIT {
             assertThat(dead.retry(id).requeued()).isEqualTo(1);
             assertThat(dead.retry(id).total()).isZero();
             assertThat(dead.count()).isZero();
-            assertThat(db.queryLong("SELECT id FROM " + db.tables.qualified(db.tables.outboxTable())
+            assertThat(db.queryLong("SELECT id FROM " + db.table(db.tables.outboxTable())
                     + " WHERE step_key = 'late-1:step' AND attempts = 0")).isEqualTo(id);
 
             // with a route for "later" now, the retried row goes out
@@ -99,7 +102,7 @@ class DeadLettersAndMetricsIT {
             assertThat(dead.purgeOlderThan(Duration.ofHours(1))).isZero();
             assertThat(dead.retryAll().requeued()).isEqualTo(2);
             assertThat(db.outboxRows()).isEqualTo(2);
-            db.execute("DELETE FROM " + db.tables.qualified(db.tables.outboxTable()));
+            db.execute("DELETE FROM " + db.table(db.tables.outboxTable()));
             db.send(Db.message("late-4", "later", "k", "f"));
             try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(RABBIT.connectionFactory()).build();
                     Relay relay = Relay.builder().dataSource(db.ds).tables(db.tables).route("known", rabbit.exchange(exchange))

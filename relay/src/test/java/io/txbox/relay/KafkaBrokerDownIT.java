@@ -8,19 +8,22 @@ import io.txbox.outbox.StepKey;
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.PrivateKafkaBroker;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.time.Duration;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 class KafkaBrokerDownIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
-    @Test
-    void kafka_brokerSigkilledForAWhile_rowsPublishedAfterRecoveryWithAttemptsRecorded() {
-        Db db = new Db(PG.dataSource(), PG.schema());
-        String outbox = db.tables.qualified(db.tables.outboxTable());
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_brokerSigkilledForAWhile_rowsPublishedAfterRecoveryWithAttemptsRecorded(TestDatabase database) {
+        Db db = new Db(database);
+        String outbox = db.table(db.tables.outboxTable());
         try (PrivateKafkaBroker broker = KafkaBroker.startPrivate()) {
             String topic = broker.uniqueTopic("down");
             broker.createTopic(topic, 2);

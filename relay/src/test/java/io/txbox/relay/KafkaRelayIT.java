@@ -10,6 +10,8 @@ import io.txbox.outbox.StepKey;
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.testkit.DeleteGate;
 import io.txbox.testkit.TestKafka;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestPostgres;
 import java.sql.Connection;
 import java.time.Duration;
@@ -19,20 +21,25 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+/** The relay with Kafka, on PostgreSQL and on MariaDB: one invocation per database, except where PostgreSQL's own tools are needed. */
 class KafkaRelayIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(10);
+    static final TestDatabases DBS = TestDatabases.perClass(10);
 
     @RegisterExtension
     static final TestKafka KAFKA = TestKafka.shared();
 
-    static Db db;
+    static final Map<TestDatabase.Kind, Db> DB = new java.util.EnumMap<>(TestDatabase.Kind.class);
+
+    Db db;
 
     @BeforeAll
     static void setUp() {
-        db = new Db(PG.dataSource(), PG.schema());
+        DBS.all().forEach(d -> DB.put(d.kind(), new Db(d)));
     }
 
     static KafkaPublisher kafka(String bootstrap) {
@@ -53,8 +60,10 @@ class KafkaRelayIT {
         return t;
     }
 
-    @Test
-    void kafka_publishesKeyValueAndAllHeaders_inOrderPerRoutingKey() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_publishesKeyValueAndAllHeaders_inOrderPerRoutingKey(TestDatabase database) {
+        db = DB.get(database.kind());
         String topic = topic("orders");
         int n = 2000;
         db.sendMany(n, i -> OutboxMessage.builder(StepKey.of("o-" + i, "pay"), "payments")
@@ -81,10 +90,12 @@ class KafkaRelayIT {
         }
     }
 
-    @Test
-    void relay_outOfOrderCommit_publishesBothRows() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void relay_outOfOrderCommit_publishesBothRows(TestDatabase database) throws Exception {
+        db = DB.get(database.kind());
         String topic = topic("ooo");
-        String outbox = db.tables.qualified(db.tables.outboxTable());
+        String outbox = db.table(db.tables.outboxTable());
         try (Relay relay = relay(kafka(KAFKA.bootstrapServers()), "ooo", topic).build();
                 Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic);
                 Connection a = db.ds.getConnection()) {
@@ -110,8 +121,10 @@ class KafkaRelayIT {
         }
     }
 
-    @Test
-    void relay_unknownDestination_deadLettersWithReason() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void relay_unknownDestination_deadLettersWithReason(TestDatabase database) {
+        db = DB.get(database.kind());
         String topic = topic("known");
         db.send(Db.message("lost-1", "no-such-destination", "k", "x"), Db.message("fine-1", "known", "k", "y"));
         try (Relay relay = relay(kafka(KAFKA.bootstrapServers()), "known", topic).build();
@@ -119,15 +132,17 @@ class KafkaRelayIT {
             relay.start();
             consumed.awaitStepKeys(1, Duration.ofSeconds(20));
             await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
-            assertThat(db.queryString("SELECT reason FROM " + db.tables.qualified(db.tables.outboxDeadTable())
+            assertThat(db.queryString("SELECT reason FROM " + db.table(db.tables.outboxDeadTable())
                     + " WHERE step_key = 'lost-1:step'")).contains("no route").contains("no-such-destination");
             assertThat(consumed.stepKeys()).containsExactly("fine-1:step");
             assertThat(relay.status().deadLettered()).isPositive();
         }
     }
 
-    @Test
-    void relay_payloadTooLargeForBroker_deadLettersAtOnce() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void relay_payloadTooLargeForBroker_deadLettersAtOnce(TestDatabase database) {
+        db = DB.get(database.kind());
         String topic = topic("big");
         byte[] big = new byte[2 * 1024 * 1024];
         db.send(OutboxMessage.builder(StepKey.of("big-1", "step"), "big").routingKey("k").payload(big).build(),
@@ -136,7 +151,7 @@ class KafkaRelayIT {
                 Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic)) {
             relay.start();
             await().atMost(Duration.ofSeconds(20)).until(() -> db.outboxRows() == 0);
-            String table = db.tables.qualified(db.tables.outboxDeadTable());
+            String table = db.table(db.tables.outboxDeadTable());
             assertThat(db.queryString("SELECT reason FROM " + table + " WHERE step_key = 'big-1:step'"))
                     .startsWith("not retryable").contains("RecordTooLargeException");
             assertThat(db.queryLong("SELECT attempts FROM " + table + " WHERE step_key = 'big-1:step'")).isEqualTo(1);
@@ -145,8 +160,10 @@ class KafkaRelayIT {
         }
     }
 
-    @Test
-    void twoRelays_sameTable_loseNoRow_andKeepPerKeyOrder() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void twoRelays_sameTable_loseNoRow_andKeepPerKeyOrder(TestDatabase database) throws Exception {
+        db = DB.get(database.kind());
         String topic = topic("two");
         int n = 6000;
         AtomicLong sent = new AtomicLong();
@@ -174,7 +191,7 @@ class KafkaRelayIT {
                     assertThat(values.stream().map(Integer::parseInt).toList()).as(key).isSorted());
             assertThat(one.status().published()).isPositive();
             assertThat(two.status().published()).isPositive();
-            assertThat(db.queryLong("SELECT count(*) FROM " + db.tables.qualified(db.tables.outboxDeadTable())
+            assertThat(db.queryLong("SELECT count(*) FROM " + db.table(db.tables.outboxDeadTable())
                     + " WHERE step_key LIKE 't-%'")).isZero();
         }
     }
@@ -186,6 +203,8 @@ class KafkaRelayIT {
      */
     @Test
     void relay_sessionTerminatedBetweenClaimAndDelete_batchRepublishedNotLost() throws Exception {
+        db = DB.get(TestDatabase.Kind.POSTGRESQL);
+        TestPostgres PG = DBS.postgres();
         String topic = topic("dbdrop");
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(PG.jdbcUrl());
@@ -198,7 +217,7 @@ class KafkaRelayIT {
                         .pollInterval(Duration.ofMillis(20)).build();
                 Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic)) {
             try (DeleteGate gate = DeleteGate.shut(PG.dataSource(), PG.schema(),
-                    db.tables.qualified(db.tables.outboxTable()))) {
+                    db.table(db.tables.outboxTable()))) {
                 relay.start();
                 db.send(Db.message("drop-1", "dbdrop", "k", "1"), Db.message("drop-2", "dbdrop", "k", "2"),
                         Db.message("drop-3", "dbdrop", "k", "3"));
@@ -218,8 +237,10 @@ class KafkaRelayIT {
         }
     }
 
-    @Test
-    void close_midBatch_leavesNoRowStuck() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void close_midBatch_leavesNoRowStuck(TestDatabase database) {
+        db = DB.get(database.kind());
         String topic = topic("close");
         int n = 5000;
         db.sendMany(n, i -> OutboxMessage.builder(StepKey.of("c-" + i, "s"), "close").routingKey("k" + (i % 10))
@@ -230,9 +251,9 @@ class KafkaRelayIT {
         first.close();
         long left = db.outboxRows();
         // nothing is locked or leased any more: every lane is free and every row can be claimed
-        assertThat(db.queryLong("SELECT count(*) FROM " + db.tables.qualified(db.tables.relayLaneTable())
+        assertThat(db.queryLong("SELECT count(*) FROM " + db.table(db.tables.relayLaneTable())
                 + " WHERE owner IS NOT NULL")).isZero();
-        assertThat(db.queryLong("SELECT count(*) FROM " + db.tables.qualified(db.tables.outboxTable())
+        assertThat(db.queryLong("SELECT count(*) FROM " + db.table(db.tables.outboxTable())
                 + " WHERE attempts > 0")).isZero();
         assertThat(first.status().published()).isEqualTo(n - left);
         try (Relay second = relay(kafka(KAFKA.bootstrapServers()), "close", topic).build();
@@ -244,8 +265,10 @@ class KafkaRelayIT {
         }
     }
 
-    @Test
-    void inProcessRelay_wokenBySend_publishesWithoutPollWait() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void inProcessRelay_wokenBySend_publishesWithoutPollWait(TestDatabase database) throws Exception {
+        db = DB.get(database.kind());
         String topic = topic("wake");
         // Poll interval and lane lease of ten minutes: the worker's own timers (poll, lane renewal
         // every lease/4, rebalance every lease/6) stay silent for 100 s after it took its lanes, so

@@ -9,7 +9,8 @@ import com.rabbitmq.client.GetResponse;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,7 +20,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -30,7 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class RabbitMissingExchangeIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.perClass();
@@ -38,13 +40,12 @@ class RabbitMissingExchangeIT {
     static final int KEYS = 40;
     static final int ROWS = 1200;
 
-    static Db db;
+    Db db;
     static Connection admin;
     static Channel ch;
 
     @BeforeAll
     static void setUp() throws Exception {
-        db = new Db(PG.dataSource(), PG.schema());
         admin = RABBIT.newConnection();
         ch = admin.createChannel();
     }
@@ -98,11 +99,15 @@ class RabbitMissingExchangeIT {
         return violations;
     }
 
-    @Test
-    void missingExchange_oneWorker_healthyRowsFlowInOrder_missingRowsWaitUncountedThenPublishInOrder() throws Exception {
-        String healthyQueue = declareBoundExchange("healthy");
-        String healthy = RABBIT.name("healthy");
-        String missing = RABBIT.name("missing");
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void missingExchange_oneWorker_healthyRowsFlowInOrder_missingRowsWaitUncountedThenPublishInOrder(TestDatabase database)
+            throws Exception {
+        db = new Db(database);
+        String kind = database.kind().name().toLowerCase();
+        String healthyQueue = declareBoundExchange("healthy-" + kind);
+        String healthy = RABBIT.name("healthy-" + kind);
+        String missing = RABBIT.name("missing-" + kind);
         db.sendMany(ROWS, i -> row(i, "healthy", "missing"));
         int missingRows = (ROWS + 2) / 3;
         // the relay's ticker runs with real time plus this skew, so the test moves it past a pause at will
@@ -122,7 +127,7 @@ class RabbitMissingExchangeIT {
             assertThat(orderViolations(got)).as("order violations among healthy rows").isZero();
             await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == missingRows);
             assertThat(db.deadRows()).as("rows dead-lettered").isZero();
-            String outbox = db.tables.qualified(db.tables.outboxTable());
+            String outbox = db.table(db.tables.outboxTable());
             assertThat(db.queryLong("SELECT count(*) FROM " + outbox + " WHERE destination = 'missing'")).isEqualTo(missingRows);
             assertThat(db.queryLong("SELECT coalesce(max(attempts), 0) FROM " + outbox)).as("attempts counted").isZero();
             assertThat(db.queryString("SELECT max(last_error) FROM " + outbox)).contains(missing).contains("NOT_FOUND");
@@ -145,7 +150,7 @@ class RabbitMissingExchangeIT {
             assertThat(db.deadRows()).isZero();
             assertThat(db.queryLong("SELECT coalesce(max(attempts), 0) FROM " + outbox)).isZero();
 
-            String missingQueue = declareBoundExchange("missing");
+            String missingQueue = declareBoundExchange("missing-" + kind);
             List<String> late = drain(missingQueue, missingRows);
             assertThat(late).hasSize(missingRows);
             assertThat(orderViolations(late)).as("order violations among the rows that waited").isZero();

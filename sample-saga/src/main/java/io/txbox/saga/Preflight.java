@@ -22,10 +22,11 @@ final class Preflight {
         try (Connection c = DriverManager.getConnection(s.jdbcUrl(), props)) {
             c.isValid(5);
         } catch (SQLException e) {
-            throw new SagaException("PostgreSQL does not answer at " + s.jdbcUrl() + " as user " + s.jdbcUser()
-                    + ": " + e.getMessage() + "\n  Start it with:  pg_ctlcluster --skip-systemctl-redirect "
-                    + "$(ls /etc/postgresql) main start\n  or point the demo elsewhere with --jdbc-url "
-                    + "(and --jdbc-user, --jdbc-password).");
+            String start = s.mariadb() ? "start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd"
+                    : "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start";
+            throw new SagaException((s.mariadb() ? "MariaDB" : "PostgreSQL") + " does not answer at " + s.jdbcUrl()
+                    + " as user " + s.jdbcUser() + ": " + e.getMessage() + "\n  Start it with:  " + start
+                    + "\n  or point the demo elsewhere with --jdbc-url (and --jdbc-user, --jdbc-password).");
         }
     }
 

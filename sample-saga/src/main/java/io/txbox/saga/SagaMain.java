@@ -34,12 +34,17 @@ public final class SagaMain implements Callable<Integer> {
             + " (env TXBOX_SAGA_KAFKA).")
     String kafka;
 
-    @Option(names = "--jdbc-url", description = "PostgreSQL JDBC URL (default ${DEFAULT-VALUE}).",
-            defaultValue = "${env:TXBOX_SAGA_JDBC_URL:-jdbc:postgresql://127.0.0.1:5432/test}")
+    @Option(names = "--db", defaultValue = "postgresql",
+            description = "postgresql or mariadb: the database of every service (default ${DEFAULT-VALUE}).")
+    String db;
+
+    @Option(names = "--jdbc-url", defaultValue = "${env:TXBOX_SAGA_JDBC_URL:-}",
+            description = "JDBC URL (default by --db: jdbc:postgresql://127.0.0.1:5432/test or"
+                    + " jdbc:mariadb://127.0.0.1:3306/test).")
     String jdbcUrl;
 
-    @Option(names = "--jdbc-user", defaultValue = "${env:TXBOX_SAGA_JDBC_USER:-postgres}",
-            description = "Database user (default ${DEFAULT-VALUE}).")
+    @Option(names = "--jdbc-user", defaultValue = "${env:TXBOX_SAGA_JDBC_USER:-}",
+            description = "Database user (default by --db: postgres or root).")
     String jdbcUser;
 
     @Option(names = "--jdbc-password", defaultValue = "${env:TXBOX_SAGA_JDBC_PASSWORD:-}",
@@ -65,9 +70,17 @@ public final class SagaMain implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String kafkaBootstrap = kafka != null ? kafka : System.getenv("TXBOX_SAGA_KAFKA");
+        if (!db.equals("postgresql") && !db.equals("mariadb")) {
+            System.err.println("sample-saga: --db must be postgresql or mariadb, but was " + db);
+            return 2;
+        }
+        boolean mariadb = db.equals("mariadb");
+        String url = !jdbcUrl.isBlank() ? jdbcUrl
+                : mariadb ? "jdbc:mariadb://127.0.0.1:3306/test" : "jdbc:postgresql://127.0.0.1:5432/test";
+        String user = !jdbcUser.isBlank() ? jdbcUser : mariadb ? "root" : "postgres";
         SagaSettings settings;
         try {
-            settings = new SagaSettings(orders, concurrency, Chaos.parse(chaos), jdbcUrl, jdbcUser, jdbcPassword,
+            settings = new SagaSettings(orders, concurrency, Chaos.parse(chaos), url, user, jdbcPassword,
                     amqpUri, kafkaBootstrap == null || kafkaBootstrap.isBlank() ? null : kafkaBootstrap.trim(),
                     Duration.ofSeconds(timeoutSeconds), schemaPrefix, Duration.ofSeconds(progressSeconds));
         } catch (IllegalArgumentException e) {

@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
  * @param orders orders the client places
  * @param concurrency client requests in flight at once
  * @param chaos how much trouble to make
- * @param jdbcUrl the PostgreSQL database holding every service's schema
+ * @param jdbcUrl the database holding every service's schema: PostgreSQL, or MariaDB ({@code
+ *     jdbc:mariadb:}), where each schema is a database
  * @param jdbcUser database user
  * @param jdbcPassword database password, may be empty
  * @param amqpUri the RabbitMQ broker
@@ -34,6 +35,11 @@ public record SagaSettings(int orders, int concurrency, Chaos chaos, String jdbc
         if (!namePrefix.matches("[a-z][a-z0-9_]{0,20}")) {
             throw new IllegalArgumentException("name prefix must match [a-z][a-z0-9_]{0,20}, but was '" + namePrefix + "'");
         }
+    }
+
+    /** Whether the services run on MariaDB (a {@code jdbc:mariadb:} or {@code jdbc:mysql:} URL). */
+    public boolean mariadb() {
+        return jdbcUrl.startsWith("jdbc:mariadb:") || jdbcUrl.startsWith("jdbc:mysql:");
     }
 
     public String schema(String service) {

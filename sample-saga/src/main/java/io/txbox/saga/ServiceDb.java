@@ -11,7 +11,8 @@ import javax.sql.DataSource;
 
 /**
  * One service's database: its own schema, its own pool and its own txbox tables. Services share
- * the PostgreSQL server and nothing else; they never read each other's schemas.
+ * the database server (PostgreSQL, or MariaDB, where a schema is a database) and nothing else;
+ * they never read each other's schemas.
  */
 public final class ServiceDb implements AutoCloseable {
     private final String schema;
@@ -40,15 +41,33 @@ public final class ServiceDb implements AutoCloseable {
         HikariDataSource pool = new HikariDataSource(config);
         ServiceDb db = new ServiceDb(schema, pool);
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-            s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            s.execute(settings.mariadb() ? "DROP DATABASE IF EXISTS " + schema : "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         } catch (SQLException e) {
             pool.close();
             throw new SagaException("cannot drop schema " + schema + ": " + e.getMessage(), e);
         }
         TxboxMigrations.migrate(pool, db.tables);
-        db.execute(DeliveryLog.ddl(schema));
-        db.execute(ddl);
+        db.execute(ddl(settings, DeliveryLog.ddl(schema)));
+        db.execute(ddl(settings, ddl));
         return db;
+    }
+
+    /**
+     * The services' DDL, written for PostgreSQL, in MariaDB's types when the run is on MariaDB:
+     * identity columns, indexable strings, microsecond timestamps.
+     */
+    static String[] ddl(SagaSettings settings, String... statements) {
+        if (!settings.mariadb()) {
+            return statements;
+        }
+        String[] out = new String[statements.length];
+        for (int i = 0; i < statements.length; i++) {
+            out[i] = statements[i].replace("bigserial PRIMARY KEY", "bigint AUTO_INCREMENT PRIMARY KEY")
+                    .replace(" text ", " varchar(255) ").replace(" text,", " varchar(255),").replace(" text)", " varchar(255))")
+                    .replace("timestamptz NOT NULL DEFAULT clock_timestamp()", "timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)")
+                    .replace("timestamptz", "timestamp(6) NULL");
+        }
+        return out;
     }
 
     /** Runs each statement in auto-commit mode. */

@@ -35,7 +35,7 @@ public final class Pools {
             @Nullable MeterRegistry registry) {
         HikariConfig hc = new HikariConfig();
         hc.setPoolName(name);
-        hc.setJdbcUrl(config.jdbcUrl());
+        hc.setJdbcUrl(driverUrl(config.jdbcUrl()));
         if (config.jdbcUser() != null) {
             hc.setUsername(config.jdbcUser());
         }
@@ -57,5 +57,16 @@ public final class Pools {
             throw new TxboxException("cannot connect to the database at " + Redaction.url(config.jdbcUrl()) + " ("
                     + RelayConfig.JDBC_URL + "): " + Redaction.scrub(String.valueOf(cause.getMessage())), null);
         }
+    }
+
+    /**
+     * {@code url} as the bundled drivers take it: a {@code jdbc:mysql:} URL goes to the MariaDB
+     * driver, which serves MySQL only when the URL says {@code permitMysqlScheme}.
+     */
+    static String driverUrl(String url) {
+        if (!url.startsWith("jdbc:mysql:") || url.contains("permitMysqlScheme")) {
+            return url;
+        }
+        return url + (url.contains("?") ? "&" : "?") + "permitMysqlScheme=true";
     }
 }

@@ -13,6 +13,8 @@ import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestPostgres;
 import io.txbox.testkit.TxboxSchema;
 import java.io.IOException;
@@ -41,6 +43,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,6 +55,10 @@ import org.junit.jupiter.api.io.TempDir;
 class StandaloneRelayJarIT {
     @RegisterExtension
     static final TestPostgres PG = TestPostgres.perClass();
+
+    /** A schema (a database on MariaDB) of each kind, for what runs on every database. */
+    @RegisterExtension
+    static final TestDatabases DBS = TestDatabases.perClass();
 
     static final Path JAR = Path.of("target", "txbox-relay.jar");
     static final String DB_SECRET = "jar-db-secret-7731";
@@ -300,5 +308,82 @@ class StandaloneRelayJarIT {
         assertThat(status.at("/outbox/dead").asLong()).as(child.stdout()).isZero();
         assertThat(status.at("/inbox/dead").asLong()).as(child.stdout()).isEqualTo(2);
         assertThat(Map.of("out", child.stdout(), "err", child.stderr()).toString()).doesNotContain(DB_SECRET);
+    }
+
+    /**
+     * On each database: {@code migrate}, {@code run} (one route, one row without a route), then
+     * {@code status}, {@code dead list} and {@code dead retry} through the jar, so the jar carries
+     * each database's driver and every command speaks its SQL.
+     */
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void jar_onEachDatabase_migratesRelaysAndReportsDeadLetters(TestDatabase db) throws Exception {
+        String dbTopic = KafkaBroker.shared().uniqueTopic("jar-" + db.kind().name().toLowerCase());
+        KafkaBroker.shared().createTopic(dbTopic, 1);
+        Path file = dir.resolve("db-" + db.kind().name().toLowerCase() + ".properties");
+        Files.writeString(file, String.join("\n",
+                "txbox.jdbc.url=" + db.jdbcUrl(),
+                "txbox.jdbc.user=" + db.user(),
+                "txbox.jdbc.password=" + db.password(),
+                "txbox.schema=" + db.schema(),
+                "txbox.relay.poll-interval=50ms",
+                "txbox.kafka.bootstrap-servers=" + KafkaBroker.shared().bootstrapServers(),
+                "txbox.destination.orders=kafka:" + dbTopic,
+                "txbox.http.host=127.0.0.1",
+                "txbox.http.port=0"));
+        Child migrate = jar("migrate", "--config", file.toString());
+        assertThat(migrate.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(migrate.process().exitValue()).as(migrate.stderr()).isZero();
+
+        Outbox outbox = Outbox.builder().tables(TxboxTables.inSchema(db.schema())).build();
+        try (Connection c = db.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            for (int i = 0; i < 3; i++) {
+                outbox.send(c, OutboxMessage.builder(StepKey.of("db-" + i, "step"), "orders").routingKey("k")
+                        .payload("{\"n\":" + i + "}").header("x-tenant", "t" + i).build());
+            }
+            outbox.send(c, OutboxMessage.builder(StepKey.of("lost-0", "step"), "nowhere").payload("{}").build());
+            c.commit();
+        }
+
+        Child run = jar("run", "--config", file.toString());
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> PORT.matcher(run.stderr()).find() || !run.process().isAlive());
+            Matcher pm = PORT.matcher(run.stderr());
+            assertThat(pm.find()).as(run.stderr()).isTrue();
+            int port = Integer.parseInt(pm.group(1));
+            await().atMost(Duration.ofSeconds(20)).until(() -> get(port, "/health/ready").statusCode() == 200);
+            assertThat(JSON.readTree(get(port, "/health").body()).at("/checks/database").asText()).isEqualTo("UP");
+            List<ConsumerRecord<byte[], byte[]>> records = consume(dbTopic, 3);
+            assertThat(records).extracting(r -> new String(r.headers().lastHeader("x-tenant").value(), StandardCharsets.UTF_8))
+                    .containsExactlyInAnyOrder("t0", "t1", "t2");
+            await().atMost(Duration.ofSeconds(20)).until(() -> published(get(port, "/metrics").body(), "orders") >= 3);
+            run.process().destroy();
+            assertThat(run.process().waitFor(30, TimeUnit.SECONDS)).as("stopped within 30 s").isTrue();
+            assertThat(run.process().exitValue()).as(run.stderr()).isZero();
+        } finally {
+            run.process().destroyForcibly();
+        }
+
+        JsonNode status = JSON.readTree(admin(file, "status", "--json"));
+        assertThat(status.at("/outbox/pending").asLong()).as(status.toString()).isZero();
+        assertThat(status.at("/outbox/dead").asLong()).as(status.toString()).isEqualTo(1);
+        JsonNode dead = JSON.readTree(admin(file, "dead", "list", "--json"));
+        assertThat(dead).hasSize(1);
+        assertThat(dead.get(0).get("stepKey").asText()).isEqualTo("lost-0:step");
+        assertThat(dead.get(0).get("reason").asText()).contains("no route").contains("nowhere");
+        assertThat(JSON.readTree(admin(file, "dead", "retry", "--all", "--json")).get("requeued").asInt()).isEqualTo(1);
+        assertThat(JSON.readTree(admin(file, "status", "--json")).at("/outbox/pending").asLong()).isEqualTo(1);
+    }
+
+    /** Runs an admin command through the jar and returns its stdout, after checking it exited 0. */
+    static String admin(Path config, String... command) throws Exception {
+        String[] args = java.util.Arrays.copyOf(command, command.length + 2);
+        args[command.length] = "--config";
+        args[command.length + 1] = config.toString();
+        Child child = jar(args);
+        assertThat(child.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(child.process().exitValue()).as(child.stderr()).isZero();
+        return child.stdout();
     }
 }

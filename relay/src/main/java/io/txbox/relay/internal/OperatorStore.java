@@ -1,10 +1,15 @@
 package io.txbox.relay.internal;
 
 import io.txbox.TxboxTables;
+import io.txbox.internal.Dialect;
 import io.txbox.relay.DeadLetters;
 import io.txbox.relay.RelayAdmin;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -13,16 +18,16 @@ import org.jspecify.annotations.Nullable;
  * behind one seam beside {@link RelayStore}: the status figures, and listing, retrying, purging
  * and counting dead letters. Implementations render their statements once, when built (so the
  * configured schema and prefix apply), and only bind them per call. {@link PostgresOperatorStore}
- * is the PostgreSQL implementation; another database plugs in here.
+ * is the PostgreSQL implementation, {@link MariaDbOperatorStore} the one for MariaDB and MySQL.
  *
  * <p>Each method runs one statement (status: its reads) on the caller's connection and never
  * commits: the caller chooses the transaction. Retries and purges take at most {@link
  * DeadLetters#BATCH} rows per call.
  */
 public interface OperatorStore {
-    /** The store for {@code tables}' database; PostgreSQL today. */
-    static OperatorStore of(TxboxTables tables) {
-        return new PostgresOperatorStore(tables);
+    /** The store for {@code tables} on {@code dialect}'s database. */
+    static OperatorStore of(TxboxTables tables, Dialect dialect) {
+        return dialect.isMysqlFamily() ? new MariaDbOperatorStore(tables, dialect) : new PostgresOperatorStore(tables);
     }
 
     /** The outbox backlog, its dead letters, live relay members and owned lanes, by the database clock. */
@@ -55,4 +60,33 @@ public interface OperatorStore {
 
     /** Number of dead letters. */
     long countDead(Connection c) throws SQLException;
+
+    /** Column {@code column} of the current row as an instant: each database returns times its own way. */
+    @FunctionalInterface
+    interface Times {
+        Instant at(ResultSet rs, int column) throws SQLException;
+    }
+
+    /**
+     * Runs {@code sql}, the listing both stores render with the same parameters (with payload,
+     * destination twice, limit) and columns (id, step key, destination, routing key, attempts,
+     * reason, created, died, payload).
+     */
+    static List<DeadLetters.DeadLetter> listDead(Connection c, String sql, int limit, @Nullable String destination,
+            boolean withPayload, Times times) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setBoolean(1, withPayload);
+            ps.setString(2, destination);
+            ps.setString(3, destination);
+            ps.setInt(4, limit);
+            List<DeadLetters.DeadLetter> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new DeadLetters.DeadLetter(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                            rs.getInt(5), rs.getString(6), times.at(rs, 7), times.at(rs, 8), rs.getBytes(9)));
+                }
+            }
+            return out;
+        }
+    }
 }

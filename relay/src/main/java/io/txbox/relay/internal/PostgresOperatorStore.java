@@ -29,7 +29,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
@@ -130,21 +129,8 @@ final class PostgresOperatorStore implements OperatorStore {
     @Override
     public List<DeadLetters.DeadLetter> listDead(Connection c, int limit, @Nullable String destination, boolean withPayload)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(list)) {
-            ps.setBoolean(1, withPayload);
-            ps.setString(2, destination);
-            ps.setString(3, destination);
-            ps.setInt(4, limit);
-            List<DeadLetters.DeadLetter> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(new DeadLetters.DeadLetter(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                            rs.getInt(5), rs.getString(6), rs.getObject(7, OffsetDateTime.class).toInstant(),
-                            rs.getObject(8, OffsetDateTime.class).toInstant(), rs.getBytes(9)));
-                }
-            }
-            return out;
-        }
+        return OperatorStore.listDead(c, list, limit, destination, withPayload,
+                (rs, i) -> rs.getObject(i, OffsetDateTime.class).toInstant());
     }
 
     @Override
@@ -197,7 +183,7 @@ final class PostgresOperatorStore implements OperatorStore {
     }
 
     /** The single number {@code sql}, which takes no parameters, returns. */
-    private static long single(Connection c, String sql) throws SQLException {
+    static long single(Connection c, String sql) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);

@@ -263,32 +263,20 @@ final class PostgresRelayStore implements RelayStore {
 
     @Override
     public Map<Short, Long> owned(Connection c, String memberId) throws SQLException {
-        Map<Short, Long> owned = new LinkedHashMap<>();
         try (PreparedStatement ps = c.prepareStatement(ownedLanes)) {
             ps.setString(1, memberId);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    owned.put(rs.getShort(1), rs.getLong(2));
-                }
-            }
+            return RelayStore.laneFences(ps);
         }
-        return owned;
     }
 
     @Override
     public Map<Short, Long> take(Connection c, String memberId, int max, Duration lease) throws SQLException {
-        Map<Short, Long> taken = new LinkedHashMap<>();
         try (PreparedStatement ps = c.prepareStatement(takeLanes)) {
             ps.setString(1, memberId);
             ps.setLong(2, lease.toMillis());
             ps.setInt(3, max);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    taken.put(rs.getShort(1), rs.getLong(2));
-                }
-            }
+            return RelayStore.laneFences(ps);
         }
-        return taken;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.txbox.relay.internal;
 
 import io.txbox.internal.Args;
+import io.txbox.internal.Dialect;
 import io.txbox.TxboxException;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
@@ -32,7 +33,8 @@ final class RelayEngine implements Relay {
     private static final Logger log = LoggerFactory.getLogger(Relay.class);
 
     private final RelaySettings settings;
-    private final RelayStore store;
+    /** Chosen by the DataSource's database when first needed (at start), then kept. */
+    private volatile @Nullable RelayStore store;
     private final DestinationWaits waits;
     private final List<Worker> workers = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
@@ -49,7 +51,6 @@ final class RelayEngine implements Relay {
 
     RelayEngine(RelaySettings settings) {
         this.settings = settings;
-        this.store = RelayStore.of(settings.tables());
         this.waits = new DestinationWaits(settings.relayId(), settings.backoff(), settings.ticker(), settings.random());
     }
 
@@ -62,7 +63,17 @@ final class RelayEngine implements Relay {
     }
 
     RelayStore store() {
-        return store;
+        RelayStore s = store;
+        if (s == null) {
+            synchronized (this) {
+                s = store;
+                if (s == null) {
+                    s = RelayStore.of(settings.tables(), Dialect.of(settings.dataSource()));
+                    store = s;
+                }
+            }
+        }
+        return s;
     }
 
     boolean running() {
@@ -78,6 +89,8 @@ final class RelayEngine implements Relay {
         if (s != RelayStatus.State.NEW) {
             throw new TxboxException("relay " + settings.relayId() + " is " + s + " and cannot be started again");
         }
+        // which database this is decides the statements; a database that cannot be reached fails here
+        store();
         state.set(RelayStatus.State.RUNNING);
         for (int i = 0; i < settings.workers(); i++) {
             Worker w = new Worker(this, i);
@@ -136,7 +149,7 @@ final class RelayEngine implements Relay {
         try (Connection c = settings.dataSource().getConnection()) {
             db = c.isValid((int) Math.max(1, timeout.toSeconds())) ? "UP" : "DOWN: connection not valid";
             if (db.equals("UP")) {
-                String problem = SchemaCheck.problem(store, c, settings.tables());
+                String problem = SchemaCheck.problem(store(), c, settings.tables());
                 if (problem != null) {
                     db = "DOWN: " + problem;
                 }
@@ -303,13 +316,13 @@ final class RelayEngine implements Relay {
         }
         long[] b;
         try (Connection c = settings.dataSource().getConnection()) {
-            b = store.backlog(c, (int) Math.max(1, Math.min(settings.backlogInterval().toSeconds(), 30)));
+            b = store().backlog(c, (int) Math.max(1, Math.min(settings.backlogInterval().toSeconds(), 30)));
             if (!c.getAutoCommit()) {
                 c.commit();
             }
             backlogFailures = 0;
         } catch (Exception e) {
-            if (store.isUndefinedTable(e)) {
+            if (store().isUndefinedTable(e)) {
                 tablesMissing();
                 return;
             }

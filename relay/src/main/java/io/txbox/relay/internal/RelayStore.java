@@ -1,10 +1,14 @@
 package io.txbox.relay.internal;
 
 import io.txbox.TxboxTables;
+import io.txbox.internal.Dialect;
 import io.txbox.relay.PublishRecord;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -13,7 +17,8 @@ import java.util.Map;
  * ownership (for {@link LaneOwnership}), the claim query ({@link #claim}), the settling of a
  * batch's outcomes, and the backlog sample. Implementations render their statements once, when
  * the relay is built (so the configured schema and prefix apply), and only bind them per call.
- * {@link PostgresRelayStore} is the PostgreSQL implementation; another database plugs in here.
+ * {@link PostgresRelayStore} is the PostgreSQL implementation, {@link MariaDbRelayStore} the one for
+ * MariaDB and MySQL.
  * The operators' calls ({@code RelayAdmin}, {@code DeadLetters}) have theirs behind {@link OperatorStore}.
  *
  * <p>A batch is one transaction on the worker's connection: {@link #lockLanes}, {@link #claim},
@@ -22,9 +27,9 @@ import java.util.Map;
  * #claimAfter}. No method commits.
  */
 interface RelayStore {
-    /** The store for {@code tables}' database; PostgreSQL today. */
-    static RelayStore of(TxboxTables tables) {
-        return new PostgresRelayStore(tables);
+    /** The store for {@code tables} on {@code dialect}'s database. */
+    static RelayStore of(TxboxTables tables, Dialect dialect) {
+        return dialect.isMysqlFamily() ? new MariaDbRelayStore(tables, dialect) : new PostgresRelayStore(tables);
     }
 
     /** Session settings of a worker's connection, so a stalled batch cannot hold its lanes' locks past the lease. */
@@ -80,12 +85,10 @@ interface RelayStore {
     /**
      * {@link #claim} restricted to ids above {@code afterId}: the next batch of a transaction that
      * already holds the claimed rows up to that id, so it can be claimed while they are still being
-     * published. A store that cannot returns no rows, and each batch then commits on its own.
+     * published.
      */
-    default Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
-            throws SQLException {
-        return new Claimed(List.of(), new short[0]);
-    }
+    Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
+            throws SQLException;
 
     /** Claimed rows and the lane of each. */
     record Claimed(List<PublishRecord> rows, short[] lanes) {}
@@ -115,6 +118,17 @@ interface RelayStore {
      * same order) do not exist, sorted by name.
      */
     List<String> missingTables(Connection c, List<String> names, List<String> qualified) throws SQLException;
+
+    /** The rows of {@code ps}, each a lane and its fence, in order. */
+    static Map<Short, Long> laneFences(PreparedStatement ps) throws SQLException {
+        Map<Short, Long> lanes = new LinkedHashMap<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                lanes.put(rs.getShort(1), rs.getLong(2));
+            }
+        }
+        return lanes;
+    }
 
     /** Whether {@code e} says a txbox table does not exist (an unmigrated schema). */
     boolean isUndefinedTable(Throwable e);

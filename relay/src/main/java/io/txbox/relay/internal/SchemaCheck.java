@@ -1,6 +1,7 @@
 package io.txbox.relay.internal;
 
 import io.txbox.TxboxTables;
+import io.txbox.internal.Dialect;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -18,7 +19,7 @@ public final class SchemaCheck {
      * about it. Runs one query on {@code c}, in whatever transaction it is in.
      */
     public static @Nullable String problem(Connection c, TxboxTables tables) throws SQLException {
-        return problem(RelayStore.of(tables), c, tables);
+        return problem(RelayStore.of(tables, Dialect.of(c)), c, tables);
     }
 
     /** {@link #problem(Connection, TxboxTables)} through a relay's own store. */

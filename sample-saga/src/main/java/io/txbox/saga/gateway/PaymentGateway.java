@@ -80,9 +80,11 @@ public final class PaymentGateway {
         ChargeResult result;
         try (Connection c = ds.getConnection()) {
             c.setAutoCommit(false);
-            try (PreparedStatement insert = c.prepareStatement("INSERT INTO " + schema + ".charges"
-                    + " (idempotency_key, charge_id, order_id, amount_cents, approved) VALUES (?, ?, ?, ?, ?)"
-                    + " ON CONFLICT (idempotency_key) DO NOTHING")) {
+            // a key already charged inserts nothing: ON CONFLICT on PostgreSQL, IGNORE on MariaDB
+            boolean postgres = c.getMetaData().getDatabaseProductName().equals("PostgreSQL");
+            try (PreparedStatement insert = c.prepareStatement("INSERT " + (postgres ? "" : "IGNORE ") + "INTO " + schema
+                    + ".charges (idempotency_key, charge_id, order_id, amount_cents, approved) VALUES (?, ?, ?, ?, ?)"
+                    + (postgres ? " ON CONFLICT (idempotency_key) DO NOTHING" : ""))) {
                 insert.setString(1, idempotencyKey);
                 insert.setString(2, chargeId);
                 insert.setString(3, orderId);

@@ -115,7 +115,7 @@ public final class OrderService extends SagaService {
         };
         String orderId = Json.read(message.payload()).path("orderId").asText();
         try (PreparedStatement ps = tx.prepareStatement("UPDATE " + db.table("orders")
-                + " SET status = ?, updated_at = clock_timestamp() WHERE order_id = ?")) {
+                + " SET status = ?, updated_at = CURRENT_TIMESTAMP WHERE order_id = ?")) {
             ps.setString(1, status);
             ps.setString(2, orderId);
             if (ps.executeUpdate() != 1) {

@@ -46,10 +46,11 @@ public final class ShippingService extends SagaService {
         String orderId = Json.read(message.payload()).path("orderId").asText();
         long shipmentId;
         try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + db.table("shipments")
-                + " (order_id, step_key) VALUES (?, ?) RETURNING id")) {
+                + " (order_id, step_key) VALUES (?, ?)", new String[] {"id"})) {
             ps.setString(1, orderId);
             ps.setString(2, step.value());
-            try (var rs = ps.executeQuery()) {
+            ps.executeUpdate();
+            try (var rs = ps.getGeneratedKeys()) {
                 rs.next();
                 shipmentId = rs.getLong(1);
             }

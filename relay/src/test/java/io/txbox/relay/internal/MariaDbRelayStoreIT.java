@@ -7,6 +7,7 @@ import io.txbox.internal.Dialect;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestMariaDb;
 import java.sql.Connection;
+import java.time.Duration;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -17,13 +18,17 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The MariaDB relay claim ({@link MariaDbClaimSql}) on a real MariaDB, before any store uses it. */
-class MariaDbClaimSqlIT {
+/**
+ * What only MariaDB needs proving about the relay's claim ({@link MariaDbRelayStore#claim}): it
+ * runs at READ COMMITTED, where it holds no send back, and why. The relay as a whole runs on both
+ * databases in the relay suites.
+ */
+class MariaDbRelayStoreIT {
     @RegisterExtension
     static final TestMariaDb DB = TestMariaDb.perClass();
 
     static TxboxTables tables;
-    static MariaDbClaimSql sql;
+    static MariaDbRelayStore store;
     static String outbox;
 
     @BeforeAll
@@ -32,7 +37,7 @@ class MariaDbClaimSqlIT {
         TxboxMigrations.migrate(DB.dataSource(), tables);
         outbox = DB.qualified(tables.schema(), tables.outboxTable());
         try (Connection c = DB.connection()) {
-            sql = new MariaDbClaimSql(tables, Dialect.of(c));
+            store = new MariaDbRelayStore(tables, Dialect.of(c));
         }
     }
 
@@ -46,26 +51,16 @@ class MariaDbClaimSqlIT {
         }
     }
 
-    private static List<String> claim(Connection c, String lanes, int limit) throws SQLException {
-        List<String> keys = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
-            ps.setString(1, lanes);
-            ps.setInt(2, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    keys.add(rs.getString(2));
-                }
-            }
-        }
-        return keys;
+    private static List<String> claim(Connection c, List<Integer> lanes, int limit, String... skip) throws SQLException {
+        List<Short> l = lanes.stream().map(Integer::shortValue).toList();
+        return store.claim(c, l, limit, List.of(skip)).rows().stream().map(r -> r.stepKey()).toList();
     }
 
     private static Connection claimer() throws SQLException {
         Connection c = DB.connection();
-        try (Statement st = c.createStatement()) {
-            st.execute(MariaDbClaimSql.READ_COMMITTED);
-        }
         c.setAutoCommit(false);
+        store.prepareSession(c, Duration.ofSeconds(10));
+        c.commit();
         return c;
     }
 
@@ -81,8 +76,8 @@ class MariaDbClaimSqlIT {
             insert(c, "a3", 1, "0 second");
         }
         try (Connection one = claimer(); Connection two = claimer()) {
-            assertThat(claim(one, "[1,2]", 2)).containsExactly("a1", "b1");
-            assertThat(claim(two, "[1,2]", 10)).containsExactly("a2", "a3");
+            assertThat(claim(one, List.of(1, 2), 2)).containsExactly("a1", "b1");
+            assertThat(claim(two, List.of(1, 2), 10)).containsExactly("a2", "a3");
             one.rollback();
             two.rollback();
         }
@@ -95,7 +90,7 @@ class MariaDbClaimSqlIT {
             insert(c, "due", 5, "0 second");
         }
         try (Connection relay = claimer(); Connection app = DB.connection()) {
-            assertThat(claim(relay, "[5]", 10)).containsExactly("due");
+            assertThat(claim(relay, List.of(5), 10)).containsExactly("due");
             insert(app, "sent-meanwhile", 5, "0 second"); // autocommit: returns only when not blocked
             relay.commit();
         }
@@ -109,12 +104,10 @@ class MariaDbClaimSqlIT {
             insert(c, "due-rr", 6, "0 second");
         }
         try (Connection relay = DB.connection(); Connection app = DB.connection()) {
-            try (Statement st = relay.createStatement()) {
-                st.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-            }
+            relay.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
             relay.setAutoCommit(false);
             app.setAutoCommit(false);
-            assertThat(claim(relay, "[6]", 10)).containsExactly("due-rr");
+            assertThat(claim(relay, List.of(6), 10)).containsExactly("due-rr");
             DB.behindOpenTransaction(relay, true, app, c -> {
                 insert(c, "held-back", 6, "0 second");
                 return null;
@@ -122,4 +115,36 @@ class MariaDbClaimSqlIT {
         }
     }
 
+    @Test
+    void claim_pausedDestination_leavesItsRowsAndTakesTheOthers() throws Exception {
+        try (Connection c = DB.connection(); Statement st = c.createStatement()) {
+            st.execute("delete from " + outbox);
+            insert(c, "d-row", 7, "0 second");
+            try (PreparedStatement ps = c.prepareStatement("insert into " + outbox
+                    + " (step_key, original_key, destination, lane, payload) values ('e-row', 'o', 'e', 7, x'00')")) {
+                ps.executeUpdate();
+            }
+        }
+        try (Connection relay = claimer()) {
+            assertThat(claim(relay, List.of(7), 10, "d")).containsExactly("e-row");
+            relay.rollback();
+        }
+    }
+
+    @Test
+    void resetSession_restoresTheServersIsolationLevel() throws Exception {
+        try (Connection c = claimer()) {
+            assertThat(c.getTransactionIsolation()).isEqualTo(Connection.TRANSACTION_READ_COMMITTED);
+            store.resetSession(c);
+            c.commit();
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("select @@tx_isolation = @@global.tx_isolation,"
+                    + " @@innodb_lock_wait_timeout = @@global.innodb_lock_wait_timeout,"
+                    + " @@max_statement_time = @@global.max_statement_time")) {
+                rs.next();
+                assertThat(rs.getBoolean(1)).isTrue();
+                assertThat(rs.getBoolean(2)).isTrue();
+                assertThat(rs.getBoolean(3)).isTrue();
+            }
+        }
+    }
 }

@@ -1,0 +1,23 @@
+package io.txbox.relay.standalone;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.DriverManager;
+import org.junit.jupiter.api.Test;
+
+class PoolsTest {
+    @Test
+    void driverUrl_mysqlScheme_isServedByTheBundledMariaDbDriver() throws Exception {
+        String url = Pools.driverUrl("jdbc:mysql://db:3306/app");
+        assertThat(url).isEqualTo("jdbc:mysql://db:3306/app?permitMysqlScheme=true");
+        assertThat(Pools.driverUrl("jdbc:mysql://db/app?sslMode=trust")).isEqualTo("jdbc:mysql://db/app?sslMode=trust&permitMysqlScheme=true");
+        assertThat(DriverManager.getDriver(url).getClass().getName()).isEqualTo("org.mariadb.jdbc.Driver");
+    }
+
+    @Test
+    void driverUrl_otherSchemes_areLeftAsTheyAre() {
+        assertThat(Pools.driverUrl("jdbc:mariadb://db/app")).isEqualTo("jdbc:mariadb://db/app");
+        assertThat(Pools.driverUrl("jdbc:postgresql://db/app")).isEqualTo("jdbc:postgresql://db/app");
+        assertThat(Pools.driverUrl("jdbc:mysql://db/app?permitMysqlScheme")).isEqualTo("jdbc:mysql://db/app?permitMysqlScheme");
+    }
+}

@@ -1,0 +1,495 @@
+package io.txbox.relay.internal;
+
+import static io.txbox.internal.mariadb.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
+import static io.txbox.internal.mariadb.schema.tables.TxboxOutboxDead.TXBOX_OUTBOX_DEAD;
+import static io.txbox.internal.mariadb.schema.tables.TxboxRelayLane.TXBOX_RELAY_LANE;
+import static io.txbox.internal.mariadb.schema.tables.TxboxRelayMember.TXBOX_RELAY_MEMBER;
+
+import io.txbox.TxboxTables;
+import io.txbox.internal.Dialect;
+import io.txbox.internal.JsonStrings;
+import io.txbox.internal.Jooq;
+import io.txbox.internal.OutboxColumns;
+import io.txbox.internal.SqlErrors;
+import io.txbox.internal.shaded.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.Field;
+import io.txbox.outbox.Lanes;
+import io.txbox.relay.PublishRecord;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+
+/**
+ * The relay's statements on MariaDB 10.6+ and MySQL 8.0+, rendered once per relay: strings around
+ * the generated table names, since the forms they need (a JSON array parameter read with {@code
+ * JSON_TABLE} where PostgreSQL binds an array, {@code ON DUPLICATE KEY UPDATE}, {@code INSERT ...
+ * SELECT} for the dead letters where PostgreSQL deletes and inserts in one statement) are written
+ * the same for both servers. The claim query is {@link #claim}.
+ *
+ * <p><b>The worker's connection runs at READ COMMITTED</b> ({@link #prepareSession}). At InnoDB's
+ * default REPEATABLE READ a locking read also locks the gaps it scanned, up to the end of the
+ * primary key, so every {@code send} that inserts an outbox row would wait until the claiming
+ * transaction ends. At READ COMMITTED a locking read locks only the rows it returns.
+ *
+ * <p>Rows are changed one primary key at a time, in JDBC batches ({@link #delete}, {@link #retry},
+ * {@link #deadLetter}, lane updates), so no statement scans and locks a range. Times are read as
+ * epoch seconds ({@code UNIX_TIMESTAMP}) and ages computed by the server, so the session's time
+ * zone never shifts them.
+ */
+final class MariaDbRelayStore implements RelayStore {
+    /** MariaDB / MySQL ER_NO_SUCH_TABLE. */
+    private static final int NO_SUCH_TABLE = 1146;
+    private static final String NOW = "CURRENT_TIMESTAMP(6)";
+    /** A JSON array parameter of numbers, as a one-column table {@code j(v)} of {@code type}. */
+    private static final String IDS = "(SELECT j.v FROM JSON_TABLE(?, '$[*]' COLUMNS (v %s PATH '$')) AS j)";
+
+    private final Dialect dialect;
+    private final String schema;
+    private final String initLanes;
+    private final String heartbeat;
+    private final String expireMembers;
+    private final String liveMembers;
+    private final String countMembers;
+    private final String ownedLanes;
+    private final String freeLanes;
+    private final String takeLane;
+    private final String releaseLane;
+    private final String ownedAny;
+    private final String leave;
+    private final String lockLanes;
+    private final String renewLane;
+    private final String claim;
+    private final String claimSkipping;
+    private final String claimAfter;
+    private final String claimAfterSkipping;
+    private final String delete;
+    private final String retry;
+    private final String block;
+    private final String deadLetter;
+    private final String backlog;
+    private final String tablesIn;
+
+    MariaDbRelayStore(TxboxTables tables, Dialect dialect) {
+        this.dialect = dialect;
+        this.schema = tables.schema();
+        DSLContext r = Jooq.renderer(tables, dialect);
+        String o = r.render(TXBOX_OUTBOX);
+        String d = r.render(TXBOX_OUTBOX_DEAD);
+        String l = r.render(TXBOX_RELAY_LANE);
+        String m = r.render(TXBOX_RELAY_MEMBER);
+        String lanesParam = String.format(IDS, "smallint");
+
+        StringBuilder values = new StringBuilder();
+        for (int lane = 0; lane < Lanes.COUNT; lane++) {
+            values.append(lane == 0 ? "" : ", ").append('(').append(lane).append(')');
+        }
+        initLanes = "INSERT INTO " + l + " (lane) VALUES " + values + " ON DUPLICATE KEY UPDATE lane = lane";
+
+        heartbeat = "INSERT INTO " + m + " (member_id, lease_until) VALUES (?, " + NOW + " + INTERVAL ? MICROSECOND)"
+                + " ON DUPLICATE KEY UPDATE lease_until = VALUES(lease_until)";
+        expireMembers = "DELETE FROM " + m + " WHERE lease_until < " + NOW;
+        liveMembers = "SELECT member_id FROM " + m + " WHERE lease_until > " + NOW;
+        countMembers = "SELECT count(*) FROM " + m + " WHERE lease_until > " + NOW;
+
+        ownedLanes = "SELECT lane, fence FROM " + l + " WHERE owner = ? AND lease_until > " + NOW + " ORDER BY lane";
+        // SKIP LOCKED: a lane whose owner is mid-batch holds its row lock, so it cannot be taken over
+        freeLanes = "SELECT lane, fence FROM " + l + " WHERE owner IS NULL OR lease_until < " + NOW
+                + " ORDER BY lane LIMIT ? FOR UPDATE SKIP LOCKED";
+        takeLane = "UPDATE " + l + " SET owner = ?, fence = fence + 1, lease_until = " + NOW + " + INTERVAL ? MICROSECOND"
+                + " WHERE lane = ?";
+        releaseLane = "UPDATE " + l + " SET owner = NULL, lease_until = NULL WHERE lane = ? AND owner = ?";
+        // a plain read, then one primary key per update: no scan locks the other members' lanes
+        ownedAny = "SELECT lane FROM " + l + " WHERE owner = ?";
+        leave = "DELETE FROM " + m + " WHERE member_id = ?";
+
+        lockLanes = "SELECT lane, fence, COALESCE(blocked_until > " + NOW + ", 0) FROM " + l
+                + " WHERE owner = ? AND lane IN " + lanesParam + " FOR UPDATE";
+        renewLane = "UPDATE " + l + " SET lease_until = " + NOW + " + INTERVAL ? MICROSECOND WHERE lane = ?";
+
+        String columns = OutboxColumns.MESSAGE.stream().map(Field::getName).collect(Collectors.joining(", "));
+        String claimed = "SELECT id, " + columns + ", UNIX_TIMESTAMP(created_at), attempts FROM " + o
+                + " WHERE lane IN " + lanesParam + " AND available_at <= " + NOW;
+        // only while a destination waits for its target: its rows stay unclaimed, in order
+        String skipping = " AND NOT JSON_CONTAINS(?, JSON_QUOTE(destination))";
+        String after = " AND id > ?";
+        String tail = " ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED";
+        claim = claimed + tail;
+        claimSkipping = claimed + skipping + tail;
+        claimAfter = claimed + after + tail;
+        claimAfterSkipping = claimed + skipping + after + tail;
+
+        delete = "DELETE FROM " + o + " WHERE id = ?";
+        retry = "UPDATE " + o + " SET attempts = attempts + ?, last_error = ?, available_at = " + NOW
+                + " + INTERVAL ? MICROSECOND WHERE id = ?";
+        // the delay is never negative, so an unset block counts from now
+        block = "UPDATE " + l + " SET blocked_until = GREATEST(COALESCE(blocked_until, " + NOW + "), " + NOW
+                + " + INTERVAL ? MICROSECOND) WHERE lane = ?";
+
+        // A row retried from the dead letters keeps its id; if it dies again, the new reason wins.
+        String row = OutboxColumns.ROW.stream().map(Field::getName).collect(Collectors.joining(", "));
+        deadLetter = "INSERT INTO " + d + " (" + row + ", attempts, reason) SELECT " + row + ", attempts + ?, ? FROM " + o
+                + " WHERE id = ? ON DUPLICATE KEY UPDATE attempts = VALUES(attempts), reason = VALUES(reason),"
+                + " dead_at = " + NOW;
+
+        // O(1) in the backlog, as PostgresRelayStore's: a capped count, the id span, the lowest id's age
+        backlog = "SELECT (SELECT count(*) FROM (SELECT 1 FROM " + o + " ORDER BY id LIMIT "
+                + (PostgresRelayStore.EXACT_BACKLOG_LIMIT + 1) + ") AS s),"
+                + " (SELECT COALESCE(max(id) - min(id) + 1, 0) FROM " + o + "),"
+                + " COALESCE((SELECT TIMESTAMPDIFF(MICROSECOND, created_at, " + NOW + ") FROM " + o
+                + " ORDER BY id LIMIT 1) DIV 1000, 0)";
+        tablesIn = "SELECT table_name FROM information_schema.tables WHERE table_schema = ?";
+    }
+
+    /** {@code lanes} as the JSON array parameter the lane lists bind. */
+    static String json(Collection<? extends Number> numbers) {
+        return numbers.stream().map(String::valueOf).collect(Collectors.joining(",", "[", "]"));
+    }
+
+    /** Epoch seconds with microseconds, as {@code UNIX_TIMESTAMP} returns them, as an instant. */
+    static Instant instant(BigDecimal epochSeconds) {
+        BigDecimal micros = epochSeconds.movePointRight(6);
+        return Instant.EPOCH.plusNanos(micros.longValue() * 1000);
+    }
+
+    private static long micros(long millis) {
+        return Math.multiplyExact(millis, 1000L);
+    }
+
+    @Override
+    public void prepareSession(Connection c, Duration laneLease) throws SQLException {
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        // session settings, the server's own; a lock wait or a statement never outlives the lane lease
+        long seconds = Math.max(1, (laneLease.toMillis() + 999) / 1000);
+        try (Statement s = c.createStatement()) {
+            s.execute("SET SESSION innodb_lock_wait_timeout = " + seconds);
+            if (dialect == Dialect.MARIADB) {
+                s.execute("SET SESSION max_statement_time = " + laneLease.toMillis() / 1000.0);
+                s.execute("SET SESSION idle_transaction_timeout = " + seconds);
+            } else {
+                s.execute("SET SESSION max_execution_time = " + laneLease.toMillis());
+            }
+        }
+    }
+
+    @Override
+    public void resetSession(Connection c) throws SQLException {
+        String isolation = dialect == Dialect.MARIADB ? "@@GLOBAL.tx_isolation" : "@@GLOBAL.transaction_isolation";
+        String level;
+        try (Statement s = c.createStatement()) {
+            s.execute("SET SESSION innodb_lock_wait_timeout = DEFAULT");
+            if (dialect == Dialect.MARIADB) {
+                s.execute("SET SESSION max_statement_time = DEFAULT");
+                s.execute("SET SESSION idle_transaction_timeout = DEFAULT");
+            } else {
+                s.execute("SET SESSION max_execution_time = DEFAULT");
+            }
+            try (ResultSet rs = s.executeQuery("SELECT " + isolation)) {
+                rs.next();
+                level = rs.getString(1).toUpperCase(Locale.ROOT);
+            }
+        }
+        c.setTransactionIsolation(switch (level) {
+            case "READ-UNCOMMITTED" -> Connection.TRANSACTION_READ_UNCOMMITTED;
+            case "READ-COMMITTED" -> Connection.TRANSACTION_READ_COMMITTED;
+            case "SERIALIZABLE" -> Connection.TRANSACTION_SERIALIZABLE;
+            default -> Connection.TRANSACTION_REPEATABLE_READ;
+        });
+    }
+
+    @Override
+    public void initLanes(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(initLanes)) {
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public int heartbeat(Connection c, String memberId, List<String> ownWorkers, Duration lease) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(heartbeat)) {
+            ps.setString(1, memberId);
+            ps.setLong(2, micros(lease.toMillis()));
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(expireMembers)) {
+            ps.executeUpdate();
+        }
+        Set<String> own = new HashSet<>(ownWorkers);
+        int others = 0;
+        try (PreparedStatement ps = c.prepareStatement(liveMembers); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                if (!own.contains(rs.getString(1))) {
+                    others++;
+                }
+            }
+        }
+        return others + ownWorkers.size();
+    }
+
+    @Override
+    public Map<Short, Long> owned(Connection c, String memberId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(ownedLanes)) {
+            ps.setString(1, memberId);
+            return RelayStore.laneFences(ps);
+        }
+    }
+
+    @Override
+    public Map<Short, Long> take(Connection c, String memberId, int max, Duration lease) throws SQLException {
+        Map<Short, Long> taken;
+        try (PreparedStatement ps = c.prepareStatement(freeLanes)) {
+            ps.setInt(1, max);
+            taken = RelayStore.laneFences(ps);
+        }
+        taken.replaceAll((lane, fence) -> fence + 1); // the fence the update below sets
+        if (taken.isEmpty()) {
+            return taken;
+        }
+        try (PreparedStatement ps = c.prepareStatement(takeLane)) {
+            for (Short lane : taken.keySet()) {
+                ps.setString(1, memberId);
+                ps.setLong(2, micros(lease.toMillis()));
+                ps.setShort(3, lane);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+        return taken;
+    }
+
+    @Override
+    public void release(Connection c, String memberId, List<Short> lanes) throws SQLException {
+        if (lanes.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(releaseLane)) {
+            for (Short lane : lanes) {
+                ps.setShort(1, lane);
+                ps.setString(2, memberId);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    @Override
+    public void leave(Connection c, String memberId) throws SQLException {
+        List<Short> lanes = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(ownedAny)) {
+            ps.setString(1, memberId);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    lanes.add(rs.getShort(1));
+                }
+            }
+        }
+        release(c, memberId, lanes);
+        try (PreparedStatement ps = c.prepareStatement(leave)) {
+            ps.setString(1, memberId);
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public Locked lockLanes(Connection c, String memberId, Map<Short, Long> owned, boolean renew, Duration lease)
+            throws SQLException {
+        Map<Short, Boolean> held = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(lockLanes)) {
+            ps.setString(1, memberId);
+            ps.setString(2, json(owned.keySet()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    short lane = rs.getShort(1);
+                    if (owned.get(lane) == rs.getLong(2)) {
+                        held.put(lane, rs.getBoolean(3));
+                    }
+                }
+            }
+        }
+        if (held.isEmpty()) {
+            return new Locked(held, -1);
+        }
+        if (renew) {
+            try (PreparedStatement ps = c.prepareStatement(renewLane)) {
+                for (Short lane : held.keySet()) {
+                    ps.setLong(1, micros(lease.toMillis()));
+                    ps.setShort(2, lane);
+                    ps.addBatch();
+                }
+                ps.executeBatch();
+            }
+        }
+        // read in every batch so a membership change (a relay joining, leaving or expiring) is seen at once
+        try (PreparedStatement ps = c.prepareStatement(countMembers); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return new Locked(held, rs.getInt(1));
+        }
+    }
+
+    @Override
+    public Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException {
+        return claim(c, lanes, limit, skipDestinations, -1);
+    }
+
+    @Override
+    public Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
+            throws SQLException {
+        return claim(c, lanes, limit, skipDestinations, afterId);
+    }
+
+    /** {@link #claim}, restricted to ids above {@code afterId} unless it is negative. */
+    private Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
+            throws SQLException {
+        List<PublishRecord> rows = new ArrayList<>(Math.min(limit, 1024));
+        short[] rowLanes = new short[limit];
+        boolean skip = !skipDestinations.isEmpty();
+        boolean after = afterId >= 0;
+        String sql = after ? (skip ? claimAfterSkipping : claimAfter) : (skip ? claimSkipping : claim);
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int i = 1;
+            ps.setString(i++, json(lanes));
+            if (skip) {
+                ps.setString(i++, JsonStrings.encode(skipDestinations));
+            }
+            if (after) {
+                ps.setLong(i++, afterId);
+            }
+            ps.setInt(i, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                // id, the message in OutboxColumns.MESSAGE order (lane the 6th column), created_at, attempts
+                while (rs.next()) {
+                    rowLanes[rows.size()] = rs.getShort(6);
+                    rows.add(new PublishRecord(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                            rs.getString(5), rs.getBytes(7), headers(rs.getString(8), rs.getString(9)), rs.getString(10),
+                            rs.getString(11), rs.getString(12), rs.getInt(14), instant(rs.getBigDecimal(13))));
+                }
+            }
+        }
+        return new Claimed(rows, rowLanes);
+    }
+
+    private static Map<String, String> headers(String names, String values) {
+        if (names == null || values == null) {
+            return Map.of();
+        }
+        List<String> n = JsonStrings.decode(names);
+        List<String> v = JsonStrings.decode(values);
+        Map<String, String> headers = new LinkedHashMap<>(n.size() * 2);
+        for (int i = 0; i < n.size() && i < v.size(); i++) {
+            headers.put(n.get(i), v.get(i));
+        }
+        return headers;
+    }
+
+    @Override
+    public void delete(Connection c, long[] ids) throws SQLException {
+        if (ids.length == 0) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(delete)) {
+            for (long id : ids) {
+                ps.setLong(1, id);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    @Override
+    public void retry(Connection c, long[] ids, String[] errors, long[] delayMillis, int[] addAttempts) throws SQLException {
+        if (ids.length == 0) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(retry)) {
+            for (int i = 0; i < ids.length; i++) {
+                ps.setInt(1, addAttempts[i]);
+                ps.setString(2, errors[i]);
+                ps.setLong(3, micros(delayMillis[i]));
+                ps.setLong(4, ids[i]);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    @Override
+    public void block(Connection c, Map<Short, Long> delayMillisByLane) throws SQLException {
+        if (delayMillisByLane.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(block)) {
+            for (Map.Entry<Short, Long> e : delayMillisByLane.entrySet()) {
+                ps.setLong(1, micros(e.getValue()));
+                ps.setShort(2, e.getKey());
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    @Override
+    public void deadLetter(Connection c, long[] ids, String[] reasons, int[] addAttempts) throws SQLException {
+        if (ids.length == 0) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(deadLetter)) {
+            for (int i = 0; i < ids.length; i++) {
+                ps.setInt(1, addAttempts[i]);
+                ps.setString(2, reasons[i]);
+                ps.setLong(3, ids[i]);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+        delete(c, ids);
+    }
+
+    @Override
+    public long[] backlog(Connection c, int timeoutSeconds) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(backlog)) {
+            ps.setQueryTimeout(timeoutSeconds);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long exact = rs.getLong(1);
+                return new long[] {exact <= PostgresRelayStore.EXACT_BACKLOG_LIMIT ? exact : Math.max(exact, rs.getLong(2)),
+                    rs.getLong(3)};
+            }
+        }
+    }
+
+    @Override
+    public List<String> missingTables(Connection c, List<String> names, List<String> qualified) throws SQLException {
+        Set<String> present = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(tablesIn)) {
+            ps.setString(1, schema);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    present.add(rs.getString(1));
+                }
+            }
+        }
+        Set<String> missing = new TreeSet<>(names);
+        missing.removeAll(present);
+        return new ArrayList<>(missing);
+    }
+
+    @Override
+    public boolean isUndefinedTable(Throwable e) {
+        SQLException sql = SqlErrors.findSql(e);
+        return sql != null && (sql.getErrorCode() == NO_SUCH_TABLE || "42S02".equals(sql.getSQLState()));
+    }
+}
