@@ -88,8 +88,9 @@ public final class DeliveryProcessor {
         this.shutdownTimeout = b.shutdownTimeout();
         this.batchSize = b.batchSize();
         this.keyLogs = new KeyLogs(b.hashKeysInLogs());
-        this.handler = b.handler() == null ? null : new MdcHandler(b.handler(), consumer, keyLogs);
-        this.twoPhaseHandler = b.twoPhaseHandler() == null ? null : new MdcHandler(b.twoPhaseHandler(), consumer, keyLogs);
+        this.handler = b.handler() == null ? null : new MdcHandler(b.handler(), consumer, keyLogs, b.tracing());
+        this.twoPhaseHandler = b.twoPhaseHandler() == null ? null
+                : new MdcHandler(b.twoPhaseHandler(), consumer, keyLogs, b.tracing());
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.inbox.InboundMessage;
+import io.txbox.internal.Tracing;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -27,7 +28,7 @@ class MdcHandlerTest {
             seen.put("txbox.consumer", MDC.get("txbox.consumer"));
             seen.put("txbox.key", MDC.get("txbox.key"));
             return null;
-        }, "payments", new KeyLogs(hash));
+        }, "payments", new KeyLogs(hash), Tracing.global());
     }
 
     @Test
@@ -52,7 +53,7 @@ class MdcHandlerTest {
         MDC.put("txbox.consumer", "outer");
         MdcHandler failing = new MdcHandler((tx, m) -> {
             throw new IllegalStateException("boom");
-        }, "payments", new KeyLogs(false));
+        }, "payments", new KeyLogs(false), Tracing.global());
 
         assertThatThrownBy(() -> failing.handle(null, message)).hasMessage("boom");
         assertThat(MDC.get("txbox.consumer")).isEqualTo("outer");
