@@ -229,7 +229,11 @@ class DeliveryProcessorIT {
             List<Decision> decisions = mode == Mode.BATCH ? p.processBatch(deliveries)
                     : deliveries.stream().map(p::process).toList();
 
+            Decision duplicate = p.process(deliveries.get(0));
+
             assertThat(decisions).allMatch(d -> d instanceof Decision.Ack);
+            assertThat(duplicate).as("a duplicate runs no handler and makes no span").isInstanceOfSatisfying(
+                    Decision.Ack.class, a -> assertThat(a.outcome().status()).isEqualTo(Outcome.Status.DUPLICATE));
             assertThat(seen).containsEntry("a", "0af7651916cd43dd8448eb211c80319c")
                     .containsEntry("b", "4bf92f3577b34da6a3ce929d0e0e4736");
             assertThat(spans.getFinishedSpanItems()).hasSize(2).allSatisfy(span -> {
