@@ -172,12 +172,14 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     }
 
     /**
-     * Whether idempotency keys appear in logs and in the MDC key {@code txbox.key} hashed:
-     * {@code sha256:} and the first 16 hex digits of the SHA-256 of the key's UTF-8 bytes,
-     * instead of the key itself; default {@code false}. Turn it on when keys carry personal
-     * data (an e-mail address, an account number): the same key always gives the same hash, so
-     * a delivery's log lines can still be followed and matched against a key you hash yourself.
-     * Payloads are never logged either way.
+     * Whether idempotency keys appear in the consumer's logs (the error texts they quote
+     * included), in the MDC key {@code txbox.key} and in the consumer span's {@code txbox.key}
+     * attribute hashed: {@code sha256:} and the first 16 hex digits of the SHA-256 of the key's
+     * UTF-8 bytes, instead of the key itself; default {@code false}. Turn it on when keys carry
+     * personal data (an e-mail address, an account number): the same key always gives the same
+     * hash, so a delivery's log lines can still be followed and matched against a key you hash
+     * yourself. Set the inbox's own {@code Inbox.Builder.hashKeysInLogs} as well for the inbox's
+     * log lines. Payloads are never logged either way.
      */
     public B hashKeysInLogs(boolean hashKeysInLogs) {
         this.hashKeysInLogs = hashKeysInLogs;

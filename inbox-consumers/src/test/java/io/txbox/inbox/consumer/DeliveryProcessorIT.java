@@ -17,6 +17,7 @@ import io.txbox.inbox.TwoPhaseStore;
 import io.txbox.inbox.consumer.internal.Decision;
 import io.txbox.inbox.consumer.internal.Delivery;
 import io.txbox.inbox.consumer.internal.DeliveryProcessor;
+import io.txbox.internal.KeyLogs;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestPostgres;
 import java.net.InetAddress;
@@ -201,6 +202,32 @@ class DeliveryProcessorIT {
         assertThat(listener.errors.get()).as("each attempt reported the refused connection").isEqualTo(3);
         assertThat(handlerRuns).hasValue(0);
         assertThat(effects.total("proc-down")).isZero();
+    }
+
+    @Test
+    void process_hashKeysInLogs_inboxRefusalLoggedWithTheHashNeverTheKey() {
+        String key = "alice@example.com";
+        Inbox capped = Inbox.builder("proc-hashed").tables(tables).maxPayloadBytes(4).build();
+        DeliveryProcessor p = new TestBuilder(capped, PG.dataSource(), effects.recorder("proc-hashed"))
+                .hashKeysInLogs(true).processor();
+        ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(DeliveryProcessor.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs =
+                new ch.qos.logback.core.read.ListAppender<>();
+        logs.start();
+        logger.addAppender(logs);
+        Decision d;
+        try {
+            d = p.process(new Delivery("t-0@9", null, key.getBytes(UTF_8), "a payload over four bytes".getBytes(UTF_8),
+                    Map.of(), false));
+        } finally {
+            logger.detachAppender(logs);
+        }
+
+        assertThat(d).isInstanceOf(Decision.DeadLetter.class);
+        List<String> lines = logs.list.stream().map(e -> e.getFormattedMessage()).toList();
+        assertThat(lines).anyMatch(l -> l.contains("refused by the inbox") && l.contains(KeyLogs.hashOf(key)))
+                .noneMatch(l -> l.contains(key));
     }
 
     enum Mode { ONE_TRANSACTION_PER_DELIVERY, BATCH, TWO_PHASE }

@@ -3,6 +3,7 @@ package io.txbox.inbox.consumer.internal;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.consumer.TwoPhaseHandler;
+import io.txbox.internal.KeyLogs;
 import io.txbox.internal.Tracing;
 import java.sql.Connection;
 import java.util.Map;
