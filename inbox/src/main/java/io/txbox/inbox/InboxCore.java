@@ -51,7 +51,7 @@ final class InboxCore {
         this.listener = b.listener;
         this.keyLogs = KeyLogs.of(b.hashKeysInLogs);
         long leaseMicros = TimeUnit.NANOSECONDS.toMicros(b.lease.toNanos());
-        this.store = new PostgresInboxStore(b.tables, b.maxAttempts, leaseMicros, PURGE_BATCH,
+        this.store = InboxStore.of(b.tables, b.maxAttempts, leaseMicros, PURGE_BATCH,
                 "consumer " + Texts.quote(consumer));
         this.tenantPrefix = consumer + "@";
     }
