@@ -17,12 +17,20 @@ public final class OptionalDependency {
      * @param feature the txbox type that needs it, for the message
      */
     public static void require(String className, String artifact, String feature) {
-        try {
-            Class.forName(className, false, OptionalDependency.class.getClassLoader());
-        } catch (ClassNotFoundException | LinkageError e) {
+        if (!present(className)) {
             throw new ConfigException(feature + " needs " + artifact + " on the classpath, and " + className
                     + " was not found: add the dependency " + artifact + " to the application (txbox declares it"
                     + " optional, so a service that doesn't use " + feature + " doesn't get it)");
+        }
+    }
+
+    /** Whether {@code className} is visible to txbox's class loader, for features that are off without it. */
+    public static boolean present(String className) {
+        try {
+            Class.forName(className, false, OptionalDependency.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
         }
     }
 }

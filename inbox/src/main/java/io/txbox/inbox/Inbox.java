@@ -302,6 +302,7 @@ public interface Inbox {
         Clock clock = Clock.systemUTC();
         int transactionRetries = DEFAULT_TRANSACTION_RETRIES;
         InboxListener listener = InboxListener.NONE;
+        boolean hashKeysInLogs;
 
         private Builder(String consumer) {
             this.consumer = KeyRules.consumer(consumer);
@@ -394,6 +395,21 @@ public interface Inbox {
         /** Hears every outcome (metrics); default {@link InboxListener#NONE}. */
         public Builder listener(InboxListener listener) {
             this.listener = Args.configured(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Whether the inbox's own log lines and the messages of the {@code InvalidInputException}s,
+         * {@code RetryableException}s and {@code TxboxException}s it raises show keys hashed:
+         * {@code sha256:} and the first 16 hex digits of the SHA-256 of the key's UTF-8 bytes,
+         * instead of the key itself; default {@code false}. Turn it on when keys carry personal
+         * data, together with the consumers' {@code hashKeysInLogs}, which also hashes the key
+         * in the exception messages the consumers log. {@link KeyReuseException} and
+         * {@link LeaseLostException} still name the key, which callers read with {@code key()},
+         * as do {@link Claim} and {@link InboundMessage}. Payloads are never logged either way.
+         */
+        public Builder hashKeysInLogs(boolean hashKeysInLogs) {
+            this.hashKeysInLogs = hashKeysInLogs;
             return this;
         }
 

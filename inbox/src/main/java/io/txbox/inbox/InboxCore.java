@@ -4,6 +4,7 @@ import io.txbox.InvalidInputException;
 import io.txbox.Texts;
 import io.txbox.internal.Args;
 import io.txbox.internal.Connections;
+import io.txbox.internal.KeyLogs;
 import io.txbox.internal.KeyRules;
 import io.txbox.internal.SqlErrors;
 import java.sql.Connection;
@@ -36,6 +37,7 @@ final class InboxCore {
     final int transactionRetries;
     final InboxListener listener;
     final InboxStore store;
+    final KeyLogs keyLogs;
     private final String tenantPrefix;
 
     InboxCore(Inbox.Builder b) {
@@ -47,6 +49,7 @@ final class InboxCore {
         this.clock = b.clock;
         this.transactionRetries = b.transactionRetries;
         this.listener = b.listener;
+        this.keyLogs = KeyLogs.of(b.hashKeysInLogs);
         long leaseMicros = TimeUnit.NANOSECONDS.toMicros(b.lease.toNanos());
         this.store = InboxStore.of(b.tables, b.maxAttempts, leaseMicros, PURGE_BATCH,
                 "consumer " + Texts.quote(consumer));
@@ -58,7 +61,7 @@ final class InboxCore {
     Scope scope(String key, @Nullable String tenant) {
         KeyRules.check("message key", key);
         if (tenant == null) {
-            return new Scope(consumer, key, null);
+            return new Scope(consumer, key, null, keyLogs);
         }
         KeyRules.check("tenant", tenant);
         String column = tenantPrefix + tenant;
@@ -67,14 +70,14 @@ final class InboxCore {
                     + " characters; with consumer " + Texts.quote(consumer) + " the limit is "
                     + (MAX_SCOPE_CHARS - tenantPrefix.length()));
         }
-        return new Scope(column, key, tenant);
+        return new Scope(column, key, tenant, keyLogs);
     }
 
     Scope check(InboundMessage m) {
         Args.notNull(m, "message");
         Scope s = scope(m.key(), m.tenant());
         if (m.payload().length > maxPayloadBytes) {
-            throw new InvalidInputException("payload of key " + Texts.quote(m.key()) + " is " + m.payload().length
+            throw new InvalidInputException("payload of key " + keyLogs.show(m.key()) + " is " + m.payload().length
                     + " bytes, more than maxPayloadBytes " + maxPayloadBytes);
         }
         return s;
@@ -82,7 +85,7 @@ final class InboxCore {
 
     void checkResult(Scope s, byte @Nullable [] result) {
         if (result != null && result.length > maxPayloadBytes) {
-            throw new InvalidInputException("result for key " + Texts.quote(s.key()) + " is " + result.length
+            throw new InvalidInputException("result for key " + s.label() + " is " + result.length
                     + " bytes, more than maxPayloadBytes " + maxPayloadBytes);
         }
     }

@@ -71,6 +71,34 @@ class InboxProcessIT {
 
     @ParameterizedTest
     @ArgumentsSource(TestDatabases.Each.class)
+    void process_hashKeysInLogs_failureLogAndRefusalNameTheHashNeverTheKey(TestDatabase db) {
+        use(db);
+        Inbox hashing = Inbox.builder("payments-private").tables(rows.tables).maxAttempts(3).maxPayloadBytes(16)
+                .hashKeysInLogs(true).build();
+        String key = "alice@example.com";
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(Inbox.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs =
+                new ch.qos.logback.core.read.ListAppender<>();
+        logs.start();
+        logger.addAppender(logs);
+        try {
+            Outcome failed = hashing.process(db.dataSource(), InboundMessage.of(key, "x".getBytes(UTF_8)), failing("declined"));
+            assertThat(failed.status()).isEqualTo(Outcome.Status.FAILED);
+            assertThatThrownBy(() -> hashing.process(db.dataSource(),
+                    InboundMessage.of(key, "more than sixteen bytes".getBytes(UTF_8)), inserting("r")))
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining(io.txbox.internal.KeyLogs.hashOf(key)).hasMessageNotContaining(key);
+        } finally {
+            logger.detachAppender(logs);
+        }
+
+        List<String> lines = logs.list.stream().map(e -> e.getFormattedMessage()).toList();
+        assertThat(lines).anyMatch(l -> l.contains("failed on attempt") && l.contains(io.txbox.internal.KeyLogs.hashOf(key)))
+                .noneMatch(l -> l.contains(key));
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
     void process_firstThenRedelivered_runsOnceAndReplaysStoredResult(TestDatabase db) {
         use(db);
         InboundMessage m = InboundMessage.of("pay-1", "charge 10".getBytes(UTF_8));

@@ -43,6 +43,11 @@ public interface Outbox {
      * steps. The receiving inbox, keyed by the step key, absorbs that second delivery as a
      * duplicate within its retention window. One statement, one round trip.
      *
+     * <p>With the OpenTelemetry API on the classpath and a valid span current on the calling
+     * thread, a message without a {@link OutboxMessage#traceparent() traceparent} of its own is
+     * stored with that span's W3C {@code traceparent} (and {@code tracestate}, unless longer
+     * than 512 chars), which the relay publishes as headers. Without the API nothing is added.
+     *
      * @return true if this call wrote the row, false if the step key was already there
      * @throws io.txbox.InvalidInputException if the message is over the cap
      *     ({@link OutboxMessage#recordBytes()} above {@code maxRecordBytes}); nothing is written
@@ -54,6 +59,7 @@ public interface Outbox {
 
     /**
      * Sends several messages in one batched round trip; returns which were emitted, in order.
+     * Each carries the current trace context as with {@link #send}.
      *
      * @throws io.txbox.InvalidInputException if any message is over the cap; nothing is written
      * @throws IllegalStateException if {@code tx} is in auto-commit mode; nothing is written

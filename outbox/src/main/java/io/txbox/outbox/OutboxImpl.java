@@ -5,11 +5,13 @@ import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
 import io.txbox.internal.ByDialect;
 import io.txbox.internal.SqlErrors;
+import io.txbox.internal.Tracing;
 import io.txbox.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,6 +24,7 @@ final class OutboxImpl implements Outbox {
     private final int maxRecordBytes;
     /** Chosen by the database of the first transaction sent on, then kept. */
     private final ByDialect<OutboxStore> store;
+    private final Tracing tracing = Tracing.global();
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
     OutboxImpl(Outbox.Builder b) {
@@ -31,9 +34,9 @@ final class OutboxImpl implements Outbox {
     }
 
     @Override
-    public boolean send(Connection tx, OutboxMessage message) {
+    public boolean send(Connection tx, OutboxMessage sent) {
         Args.notNull(tx, "tx");
-        Args.notNull(message, "message");
+        OutboxMessage message = Args.notNull(sent, "message").withTraceContext(tracing.current());
         checkSize(message);
         Transactions.requireTransaction(tx, "outbox send of " + message.stepKey());
         try {
@@ -52,15 +55,17 @@ final class OutboxImpl implements Outbox {
     public List<Boolean> sendAll(Connection tx, List<OutboxMessage> messages) {
         Args.notNull(tx, "tx");
         Args.notNull(messages, "messages");
+        Map<String, String> context = tracing.current();
+        List<OutboxMessage> traced = new ArrayList<>(messages.size());
         for (int i = 0; i < messages.size(); i++) {
-            checkSize(Args.notNull(messages.get(i), "messages[" + i + "]"));
+            traced.add(checkSize(Args.notNull(messages.get(i), "messages[" + i + "]").withTraceContext(context)));
         }
         Transactions.requireTransaction(tx, "outbox sendAll");
         if (messages.isEmpty()) {
             return List.of();
         }
         try {
-            boolean[] inserted = store.on(tx).insertAll(tx, messages);
+            boolean[] inserted = store.on(tx).insertAll(tx, traced);
             List<Boolean> emitted = new ArrayList<>(inserted.length);
             for (boolean b : inserted) {
                 emitted.add(b);
@@ -93,12 +98,13 @@ final class OutboxImpl implements Outbox {
         }
     }
 
-    private void checkSize(OutboxMessage m) {
+    private OutboxMessage checkSize(OutboxMessage m) {
         if (m.recordBytes() > maxRecordBytes) {
             throw new InvalidInputException("message " + m.stepKey() + " is " + m.recordBytes()
                     + " bytes as Kafka counts its record (payload of " + m.payload().length
                     + " bytes, plus routing key, headers and record overhead), over the outbox cap of "
                     + maxRecordBytes + " bytes (maxRecordBytes)");
         }
+        return m;
     }
 }

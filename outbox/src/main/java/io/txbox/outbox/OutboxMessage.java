@@ -32,6 +32,8 @@ public final class OutboxMessage {
     /** Largest total of header names and values, in UTF-16 chars: {@value}. */
     public static final int MAX_HEADERS_CHARS = 64 * 1024;
 
+    private static final String TRACEPARENT_PATTERN = "[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}";
+    private static final int MAX_TRACESTATE_CHARS = 512;
     private static final Set<String> RESERVED = Set.of(IDEMPOTENCY_KEY_HEADER, ORIGINAL_KEY_HEADER,
             CONTENT_TYPE_HEADER, TRACEPARENT_HEADER, TRACESTATE_HEADER, "x-idempotency-key");
 
@@ -59,6 +61,34 @@ public final class OutboxMessage {
         this.availableAt = b.availableAt;
         this.delay = b.delay;
         this.recordBytes = KafkaRecordSize.of(this);
+    }
+
+    private OutboxMessage(OutboxMessage m, String traceparent, @Nullable String tracestate) {
+        this.stepKey = m.stepKey;
+        this.destination = m.destination;
+        this.routingKey = m.routingKey;
+        this.payload = m.payload;
+        this.headers = m.headers;
+        this.contentType = m.contentType;
+        this.traceparent = traceparent;
+        this.tracestate = tracestate;
+        this.availableAt = m.availableAt;
+        this.delay = m.delay;
+        this.recordBytes = KafkaRecordSize.of(this);
+    }
+
+    /**
+     * This message with the trace context of the sending thread ({@code traceparent} and
+     * {@code tracestate} headers), unless it has a traceparent of its own or {@code context}
+     * has none. A trace state the builder would refuse is left out rather than failing the send.
+     */
+    OutboxMessage withTraceContext(Map<String, String> context) {
+        String parent = context.get(TRACEPARENT_HEADER);
+        if (traceparent != null || parent == null || !parent.matches(TRACEPARENT_PATTERN)) {
+            return this;
+        }
+        String state = context.get(TRACESTATE_HEADER);
+        return new OutboxMessage(this, parent, state != null && state.length() <= MAX_TRACESTATE_CHARS ? state : null);
     }
 
     /**
@@ -201,7 +231,7 @@ public final class OutboxMessage {
 
         /** W3C trace context of the sender, carried to the consumer. */
         public Builder traceparent(@Nullable String traceparent) {
-            if (traceparent != null && !traceparent.matches("[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")) {
+            if (traceparent != null && !traceparent.matches(TRACEPARENT_PATTERN)) {
                 throw new InvalidInputException("traceparent is not W3C trace context: " + Texts.quote(traceparent));
             }
             this.traceparent = traceparent;
@@ -211,8 +241,8 @@ public final class OutboxMessage {
         public Builder tracestate(@Nullable String tracestate) {
             if (tracestate != null) {
                 checkValue("tracestate", tracestate);
-                if (tracestate.length() > 512) {
-                    throw new InvalidInputException("tracestate is longer than 512 chars");
+                if (tracestate.length() > MAX_TRACESTATE_CHARS) {
+                    throw new InvalidInputException("tracestate is longer than " + MAX_TRACESTATE_CHARS + " chars");
                 }
             }
             this.tracestate = tracestate;

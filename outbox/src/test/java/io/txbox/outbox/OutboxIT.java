@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.InvalidInputException;
 import io.txbox.TxboxTables;
+import io.txbox.internal.Tracing;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.internal.JsonStrings;
 import io.txbox.testkit.TestDatabase;
@@ -185,6 +186,21 @@ class OutboxIT {
             assertThat(rs.getString(3)).isEqualTo("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
             assertThat(rs.getString(4)).isEqualTo("congo=t61rcWkgMzE");
         }
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void send_withoutOpenTelemetryOnTheClasspath_sendsWithoutTraceContext(TestDatabase db) throws Exception {
+        on(db);
+        // this module's tests run without the optional OpenTelemetry API, as a service without it does
+        assertThatThrownBy(() -> Class.forName("io.opentelemetry.context.Context")).isInstanceOf(ClassNotFoundException.class);
+        assertThat(Tracing.available()).isFalse();
+        try (Connection c = transaction()) {
+            assertThat(outbox.send(c, message("N1", "s"))).isTrue();
+            assertThat(outbox.sendAll(c, List.of(message("N2", "s")))).containsExactly(true);
+            c.commit();
+        }
+        assertThat(count("original_key in ('N1', 'N2') and traceparent is null and tracestate is null")).isEqualTo(2);
     }
 
     @ParameterizedTest

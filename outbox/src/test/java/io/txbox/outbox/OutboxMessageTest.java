@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.txbox.InvalidInputException;
 import io.txbox.TxboxTables;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class OutboxMessageTest {
@@ -47,6 +48,40 @@ class OutboxMessageTest {
     void traceparent_malformed_isRejected() {
         assertThatThrownBy(() -> OutboxMessage.builder(KEY, "d").traceparent("not-a-trace"))
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("traceparent");
+    }
+
+    private static final String SENDER = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    @Test
+    void withTraceContext_none_keepsTheMessage() {
+        OutboxMessage m = OutboxMessage.builder(KEY, "d").payload("p").build();
+        assertThat(m.withTraceContext(Map.of())).isSameAs(m);
+    }
+
+    @Test
+    void withTraceContext_senderContext_isCarriedAndCounted() {
+        OutboxMessage m = OutboxMessage.builder(KEY, "d").routingKey("r").payload("p").header("x-a", "1").build();
+        OutboxMessage traced = m.withTraceContext(Map.of("traceparent", SENDER, "tracestate", "vendor=1"));
+        assertThat(traced.traceparent()).isEqualTo(SENDER);
+        assertThat(traced.tracestate()).isEqualTo("vendor=1");
+        assertThat(traced.headers()).isEqualTo(m.headers());
+        assertThat(traced.routingKey()).isEqualTo("r");
+        assertThat(traced.recordBytes()).isGreaterThan(m.recordBytes());
+    }
+
+    @Test
+    void withTraceContext_messageHasItsOwnTraceparent_keepsIt() {
+        String own = "00-11111111111111111111111111111111-2222222222222222-01";
+        OutboxMessage m = OutboxMessage.builder(KEY, "d").traceparent(own).build();
+        assertThat(m.withTraceContext(Map.of("traceparent", SENDER)).traceparent()).isEqualTo(own);
+    }
+
+    @Test
+    void withTraceContext_traceStateOverTheCap_isLeftOutNotFatal() {
+        OutboxMessage traced = OutboxMessage.builder(KEY, "d").build()
+                .withTraceContext(Map.of("traceparent", SENDER, "tracestate", "v=" + "x".repeat(600)));
+        assertThat(traced.traceparent()).isEqualTo(SENDER);
+        assertThat(traced.tracestate()).isNull();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.txbox.inbox.consumer;
 
+import io.opentelemetry.api.OpenTelemetry;
 import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.inbox.Handler;
@@ -9,6 +10,8 @@ import io.txbox.inbox.consumer.internal.ConsumerOptions;
 import io.txbox.inbox.consumer.internal.DeliveryProcessor;
 import io.txbox.internal.Args;
 import io.txbox.internal.Backoff;
+import io.txbox.internal.OpenTelemetryTracing;
+import io.txbox.internal.Tracing;
 import io.txbox.outbox.OutboxMessage;
 import java.time.Clock;
 import java.time.Duration;
@@ -50,6 +53,7 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
     int batchSize = DEFAULT_BATCH_SIZE;
     boolean hashKeysInLogs;
+    Tracing tracing = Tracing.global();
 
     /**
      * @param inbox the inbox; its consumer name names the consumer in logs and threads
@@ -168,15 +172,33 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     }
 
     /**
-     * Whether idempotency keys appear in logs and in the MDC key {@code txbox.key} hashed:
-     * {@code sha256:} and the first 16 hex digits of the SHA-256 of the key's UTF-8 bytes,
-     * instead of the key itself; default {@code false}. Turn it on when keys carry personal
-     * data (an e-mail address, an account number): the same key always gives the same hash, so
-     * a delivery's log lines can still be followed and matched against a key you hash yourself.
-     * Payloads are never logged either way.
+     * Whether idempotency keys appear in the consumer's logs (the error texts they quote
+     * included), in the MDC key {@code txbox.key} and in the consumer span's {@code txbox.key}
+     * attribute hashed: {@code sha256:} and the first 16 hex digits of the SHA-256 of the key's
+     * UTF-8 bytes, instead of the key itself; default {@code false}. Turn it on when keys carry
+     * personal data (an e-mail address, an account number): the same key always gives the same
+     * hash, so a delivery's log lines can still be followed and matched against a key you hash
+     * yourself. Set the inbox's own {@code Inbox.Builder.hashKeysInLogs} as well for the inbox's
+     * log lines. Payloads are never logged either way.
      */
     public B hashKeysInLogs(boolean hashKeysInLogs) {
         this.hashKeysInLogs = hashKeysInLogs;
+        return self();
+    }
+
+    /**
+     * The OpenTelemetry instance the consumer's spans are recorded with; default the global one
+     * ({@code GlobalOpenTelemetry}, as installed by the application or the Java agent) when the
+     * OpenTelemetry API is on the classpath. Each handler run is a {@code CONSUMER} span named
+     * {@code process <consumer>}, whose parent is the trace context of the delivery's W3C
+     * {@code traceparent} / {@code tracestate} headers (as the txbox relay publishes them), and
+     * which is current while the handler runs, so what the handler sends through the outbox
+     * continues the same trace. Only needed when that instance is not the global one; the
+     * OpenTelemetry API ({@code io.opentelemetry:opentelemetry-api}) is an optional dependency,
+     * and without it handlers run without spans.
+     */
+    public B openTelemetry(OpenTelemetry openTelemetry) {
+        this.tracing = OpenTelemetryTracing.of(openTelemetry);
         return self();
     }
 
@@ -207,6 +229,6 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
                     + "own claim; there is no transaction to share), but was " + batchSize);
         }
         return new ConsumerOptions(consumer(), inbox, dataSource, handler, store, twoPhaseHandler, keyHeader, keyPolicy,
-                backoff, listener, clock, shutdownTimeout, batchSize, hashKeysInLogs).processor();
+                backoff, listener, clock, shutdownTimeout, batchSize, hashKeysInLogs, tracing).processor();
     }
 }

@@ -3,25 +3,37 @@ package io.txbox.inbox.consumer;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
+import io.txbox.inbox.TwoPhaseStore;
 import io.txbox.inbox.consumer.internal.Decision;
 import io.txbox.inbox.consumer.internal.Delivery;
 import io.txbox.inbox.consumer.internal.DeliveryProcessor;
+import io.txbox.internal.KeyLogs;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestPostgres;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** The broker-neutral mechanism against a real PostgreSQL: key policy, outcomes to decisions. */
 class DeliveryProcessorIT {
@@ -44,6 +56,10 @@ class DeliveryProcessorIT {
     static final class TestBuilder extends ConsumerBuilder<TestBuilder> {
         TestBuilder(Inbox inbox, DataSource ds, Handler handler) {
             super(inbox, ds, handler);
+        }
+
+        TestBuilder(TwoPhaseStore store, TwoPhaseHandler handler) {
+            super(store, handler);
         }
 
         @Override
@@ -186,6 +202,78 @@ class DeliveryProcessorIT {
         assertThat(listener.errors.get()).as("each attempt reported the refused connection").isEqualTo(3);
         assertThat(handlerRuns).hasValue(0);
         assertThat(effects.total("proc-down")).isZero();
+    }
+
+    @Test
+    void process_hashKeysInLogs_inboxRefusalLoggedWithTheHashNeverTheKey() {
+        String key = "alice@example.com";
+        Inbox capped = Inbox.builder("proc-hashed").tables(tables).maxPayloadBytes(4).build();
+        DeliveryProcessor p = new TestBuilder(capped, PG.dataSource(), effects.recorder("proc-hashed"))
+                .hashKeysInLogs(true).processor();
+        ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(DeliveryProcessor.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs =
+                new ch.qos.logback.core.read.ListAppender<>();
+        logs.start();
+        logger.addAppender(logs);
+        Decision d;
+        try {
+            d = p.process(new Delivery("t-0@9", null, key.getBytes(UTF_8), "a payload over four bytes".getBytes(UTF_8),
+                    Map.of(), false));
+        } finally {
+            logger.detachAppender(logs);
+        }
+
+        assertThat(d).isInstanceOf(Decision.DeadLetter.class);
+        List<String> lines = logs.list.stream().map(e -> e.getFormattedMessage()).toList();
+        assertThat(lines).anyMatch(l -> l.contains("refused by the inbox") && l.contains(KeyLogs.hashOf(key)))
+                .noneMatch(l -> l.contains(key));
+    }
+
+    enum Mode { ONE_TRANSACTION_PER_DELIVERY, BATCH, TWO_PHASE }
+
+    @ParameterizedTest
+    @EnumSource(Mode.class)
+    void process_tracing_eachHandlerRunsInAConsumerSpanUnderItsSendersSpan(Mode mode) {
+        InMemorySpanExporter spans = InMemorySpanExporter.create();
+        try (OpenTelemetrySdk otel = OpenTelemetrySdk.builder().setTracerProvider(SdkTracerProvider.builder()
+                .addSpanProcessor(SimpleSpanProcessor.create(spans)).build()).build()) {
+            String consumer = "proc-trace-" + mode.name().toLowerCase(java.util.Locale.ROOT);
+            Map<String, String> seen = new ConcurrentHashMap<>();
+            TestBuilder builder = mode == Mode.TWO_PHASE
+                    ? new TestBuilder(inbox(consumer).twoPhase(PG.dataSource()), m -> {
+                        seen.put(m.key(), Span.current().getSpanContext().getTraceId());
+                        return null;
+                    })
+                    : new TestBuilder(inbox(consumer), PG.dataSource(), (tx, m) -> {
+                        seen.put(m.key(), Span.current().getSpanContext().getTraceId());
+                        return null;
+                    });
+            DeliveryProcessor p = builder.batchSize(mode == Mode.BATCH ? 10 : 1).openTelemetry(otel).processor();
+            List<Delivery> deliveries = List.of(traced("a", "0af7651916cd43dd8448eb211c80319c"),
+                    traced("b", "4bf92f3577b34da6a3ce929d0e0e4736"));
+
+            List<Decision> decisions = mode == Mode.BATCH ? p.processBatch(deliveries)
+                    : deliveries.stream().map(p::process).toList();
+
+            Decision duplicate = p.process(deliveries.get(0));
+
+            assertThat(decisions).allMatch(d -> d instanceof Decision.Ack);
+            assertThat(duplicate).as("a duplicate runs no handler and makes no span").isInstanceOfSatisfying(
+                    Decision.Ack.class, a -> assertThat(a.outcome().status()).isEqualTo(Outcome.Status.DUPLICATE));
+            assertThat(seen).containsEntry("a", "0af7651916cd43dd8448eb211c80319c")
+                    .containsEntry("b", "4bf92f3577b34da6a3ce929d0e0e4736");
+            assertThat(spans.getFinishedSpanItems()).hasSize(2).allSatisfy(span -> {
+                assertThat(span.getKind()).isEqualTo(SpanKind.CONSUMER);
+                assertThat(span.getName()).isEqualTo("process " + consumer);
+                assertThat(span.getParentSpanId()).isEqualTo("b7ad6b7169203331");
+            });
+        }
+    }
+
+    private static Delivery traced(String key, String traceId) {
+        return new Delivery("t-0@" + key, null, key.getBytes(UTF_8), "pay".getBytes(UTF_8),
+                Map.of("traceparent", "00-" + traceId + "-b7ad6b7169203331-01"), false);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.txbox.inbox.http;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
+import io.opentelemetry.api.OpenTelemetry;
 import io.txbox.ConfigException;
 import io.txbox.InvalidInputException;
 import io.txbox.Texts;
@@ -15,6 +16,8 @@ import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.TwoPhaseStore;
 import io.txbox.internal.Connections;
 import io.txbox.internal.Args;
+import io.txbox.internal.OpenTelemetryTracing;
+import io.txbox.internal.Tracing;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -177,6 +180,8 @@ public final class HttpIdempotency {
     /** Message header names that carry the request line into the fingerprint. */
     static final String METHOD = ":method";
     static final String PATH = ":path";
+    /** The request span's method attribute, as OpenTelemetry's HTTP conventions name it. */
+    private static final String METHOD_ATTRIBUTE = "http.request.method";
 
     private static final Logger log = LoggerFactory.getLogger(HttpIdempotency.class);
 
@@ -189,6 +194,7 @@ public final class HttpIdempotency {
     private final Set<String> replayedHeaders;
     private final Function<HttpRequestData, @Nullable String> tenant;
     private final int maxBodyBytes;
+    private final Tracing tracing;
 
     private HttpIdempotency(Builder b) {
         this.store = b.store;
@@ -199,6 +205,7 @@ public final class HttpIdempotency {
         this.replayedHeaders = Set.copyOf(b.replayedHeaders);
         this.tenant = b.tenant;
         this.maxBodyBytes = b.maxBodyBytes;
+        this.tracing = b.tracing;
     }
 
     /**
@@ -284,7 +291,8 @@ public final class HttpIdempotency {
     public HttpResponseData handle(HttpRequestData request, RequestHandler handler) {
         Args.notNull(request, "request");
         Args.notNull(handler, "handler");
-        return idempotent(request, claim -> claim == null ? run(handler, request) : runClaimed(handler, request, claim));
+        return traced(request, () -> idempotent(request,
+                claim -> claim == null ? run(handler, request) : runClaimed(handler, request, claim)));
     }
 
     /**
@@ -310,7 +318,16 @@ public final class HttpIdempotency {
         Args.notNull(request, "request");
         Args.notNull(handler, "handler");
         requireTransactions();
-        return idempotent(request, claim -> runInTransaction(handler, request, claim));
+        return traced(request, () -> idempotent(request, claim -> runInTransaction(handler, request, claim)));
+    }
+
+    /**
+     * Answers {@code request} in a server span continuing the trace of its {@code traceparent}
+     * header, unless a span is already current (the server's own instrumentation).
+     */
+    private HttpResponseData traced(HttpRequestData request, Tracing.Work<HttpResponseData, RuntimeException> answer) {
+        return tracing.inSpan(Tracing.Kind.SERVER, request.method(), request::header,
+                Map.of(METHOD_ATTRIBUTE, request.method()), response -> response.status() >= 500, answer);
     }
 
     /**
@@ -632,6 +649,7 @@ public final class HttpIdempotency {
         private Set<String> replayedHeaders = DEFAULT_REPLAYED_HEADERS;
         private Function<HttpRequestData, @Nullable String> tenant = r -> null;
         private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+        private Tracing tracing = Tracing.global();
 
         private Builder(TwoPhaseStore store, @Nullable Inbox inbox, @Nullable DataSource ds) {
             this.store = store;
@@ -700,6 +718,23 @@ public final class HttpIdempotency {
                         + ", but was " + maxBodyBytes);
             }
             this.maxBodyBytes = maxBodyBytes;
+            return this;
+        }
+
+        /**
+         * The OpenTelemetry instance request spans are recorded with; default the global one
+         * ({@code GlobalOpenTelemetry}, as installed by the application or the Java agent) when
+         * the OpenTelemetry API is on the classpath. When no span is current as a request comes
+         * in, it is answered in a {@code SERVER} span named after its method, whose parent is
+         * the trace context of its W3C {@code traceparent} / {@code tracestate} headers; when the
+         * server's own instrumentation already has a span current, that span is kept. Either way
+         * what the handler sends through the outbox continues the request's trace. Only needed
+         * when that instance is not the global one; the OpenTelemetry API
+         * ({@code io.opentelemetry:opentelemetry-api}) is an optional dependency, and without it
+         * requests run without spans.
+         */
+        public Builder openTelemetry(OpenTelemetry openTelemetry) {
+            this.tracing = OpenTelemetryTracing.of(openTelemetry);
             return this;
         }
 

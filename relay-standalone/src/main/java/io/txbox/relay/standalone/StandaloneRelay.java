@@ -1,7 +1,6 @@
 package io.txbox.relay.standalone;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -200,7 +199,7 @@ public final class StandaloneRelay implements AutoCloseable {
             Publisher p = publishers.get(d.broker());
             builder.route(d.name(), d.broker() == Broker.KAFKA
                     ? ((KafkaPublisher) p).topic(d.target()) : Route.of(p, d.target()));
-            registerAtZero(d.name(), p.broker());
+            meters.destination(d.name(), p.broker());
         }
         Relay r = builder.build();
         relay = r;
@@ -212,17 +211,6 @@ public final class StandaloneRelay implements AutoCloseable {
         log.info("{} - started: HTTP port {}, {} worker(s), batch size {}, destinations {}, database {}",
                 r.id(), http.port(), config.workers(), config.batchSize(), config.destinations().values(),
                 Redaction.url(config.jdbcUrl()));
-    }
-
-    /**
-     * Registers the counters of a destination before its first row, so a scrape shows them at
-     * zero and a rate query has a starting point. {@link RelayMetrics} later looks up the same
-     * meters by name and tags.
-     */
-    private void registerAtZero(String destination, String broker) {
-        for (String name : new String[] {RelayMetrics.PUBLISHED, RelayMetrics.FAILED, RelayMetrics.DEAD_LETTERED}) {
-            Counter.builder(name).tags("destination", destination, "broker", broker).register(registry);
-        }
     }
 
     private HttpEndpoints.Readiness readiness() {

@@ -196,6 +196,9 @@ class StandaloneRelayJarIT {
             assertThat(metrics).contains("txbox_relay_publish_latency_seconds_count", "txbox_relay_failed_total",
                     "txbox_relay_dead_lettered_total", "txbox_outbox_backlog_rows", "txbox_outbox_oldest_age_seconds",
                     "hikaricp_connections", "jvm_memory_used_bytes");
+            assertThat(metrics).as("counters registered at zero keep their descriptions")
+                    .contains("# HELP txbox_relay_published_total outbox rows the broker confirmed",
+                            "# HELP txbox_relay_failed_total outbox rows not confirmed");
 
             List<ConsumerRecord<byte[], byte[]>> records = consume(topic, 3);
             assertThat(records).hasSize(3);

@@ -75,6 +75,17 @@ public final class RelayMetrics implements RelayListener {
         return new RelayMetrics(registry);
     }
 
+    /**
+     * Registers the counters of {@code destination} on {@code broker} at zero, with their
+     * descriptions, before its first row: a scrape then shows them and a rate query has a
+     * starting point. Optional; the counters are otherwise registered at their first event.
+     */
+    public void destination(String destination, String broker) {
+        for (String name : DESCRIPTIONS.keySet()) {
+            counter(name, destination, broker);
+        }
+    }
+
     @Override
     public void published(String destination, String broker, int count, Duration latency) {
         Args.notNull(latency, "latency");

@@ -31,6 +31,19 @@ class RelayMetricsTest {
     }
 
     @Test
+    void destination_registersItsCountersAtZeroWithTheirDescriptions() {
+        metrics.destination("payments", "kafka");
+        metrics.published("payments", "kafka", 2, Duration.ofMillis(5));
+
+        for (String name : new String[] {RelayMetrics.PUBLISHED, RelayMetrics.FAILED, RelayMetrics.DEAD_LETTERED}) {
+            Meter.Id id = registry.get(name).tags("destination", "payments", "broker", "kafka").counter().getId();
+            assertThat(id.getDescription()).as(name).isNotBlank();
+        }
+        assertThat(registry.get(RelayMetrics.PUBLISHED).counter().count()).isEqualTo(2.0);
+        assertThat(registry.get(RelayMetrics.FAILED).counter().count()).isZero();
+    }
+
+    @Test
     void publishLatency_publishesHistogramBuckets_soRelaysAggregate() {
         Map<String, DistributionStatisticConfig> configs = new ConcurrentHashMap<>();
         SimpleMeterRegistry seen = new SimpleMeterRegistry();

@@ -7,6 +7,7 @@ import io.txbox.inbox.consumer.ConsumerListener;
 import io.txbox.inbox.consumer.KeyPolicy;
 import io.txbox.inbox.consumer.TwoPhaseHandler;
 import io.txbox.internal.Backoff;
+import io.txbox.internal.Tracing;
 import java.time.Clock;
 import java.time.Duration;
 import javax.sql.DataSource;
@@ -32,7 +33,8 @@ public record ConsumerOptions(
         Clock clock,
         Duration shutdownTimeout,
         int batchSize,
-        boolean hashKeysInLogs) {
+        boolean hashKeysInLogs,
+        Tracing tracing) {
 
     /** The processor these options configure. */
     public DeliveryProcessor processor() {

@@ -13,6 +13,7 @@ import io.txbox.inbox.consumer.TwoPhaseHandler;
 import io.txbox.internal.Args;
 import io.txbox.internal.Backoff;
 import io.txbox.internal.Connections;
+import io.txbox.internal.KeyLogs;
 import io.txbox.internal.KeyRules;
 import java.time.Clock;
 import java.time.Duration;
@@ -87,9 +88,10 @@ public final class DeliveryProcessor {
         this.clock = b.clock();
         this.shutdownTimeout = b.shutdownTimeout();
         this.batchSize = b.batchSize();
-        this.keyLogs = new KeyLogs(b.hashKeysInLogs());
-        this.handler = b.handler() == null ? null : new MdcHandler(b.handler(), consumer, keyLogs);
-        this.twoPhaseHandler = b.twoPhaseHandler() == null ? null : new MdcHandler(b.twoPhaseHandler(), consumer, keyLogs);
+        this.keyLogs = KeyLogs.of(b.hashKeysInLogs());
+        this.handler = b.handler() == null ? null : new MdcHandler(b.handler(), consumer, keyLogs, b.tracing());
+        this.twoPhaseHandler = b.twoPhaseHandler() == null ? null
+                : new MdcHandler(b.twoPhaseHandler(), consumer, keyLogs, b.tracing());
     }
 
     /**
@@ -110,13 +112,13 @@ public final class DeliveryProcessor {
             outcome = store != null ? underClaim(store, message) : inbox().process(database(), message, handler());
         } catch (InvalidInputException e) {
             log.warn("[{}] {} key {}: dead-lettering, refused by the inbox: {}", consumer(), delivery.coordinates(),
-                    logKey(key), e.getMessage());
+                    logKey(key), keyLogs.redact(e.getMessage(), key));
             return new Decision.DeadLetter(String.valueOf(e.getMessage()));
         } catch (RuntimeException e) {
             // The database failed, not the message: nothing was recorded, so back off and retry.
             Duration delay = retryDelay(consecutiveErrors.incrementAndGet());
             log.warn("[{}] {} key {}: inbox transaction failed, retry in {}: {}", consumer(), delivery.coordinates(),
-                    logKey(key), delay, e.toString());
+                    logKey(key), delay, keyLogs.redact(e.toString(), key));
             listener.onError(consumer(), e);
             listener.onRetry(consumer(), delay, e.toString());
             return new Decision.Retry(delay, e.toString());
@@ -194,8 +196,13 @@ public final class DeliveryProcessor {
                 }
             }
         } catch (Exception e) {
-            log.debug("[{}] batch of {} rolled back, running it one delivery at a time: {}", consumer(), n,
-                    e.toString());
+            if (log.isDebugEnabled()) {
+                String why = e.toString();
+                for (String key : keys) {
+                    why = key == null ? why : keyLogs.redact(why, key);
+                }
+                log.debug("[{}] batch of {} rolled back, running it one delivery at a time: {}", consumer(), n, why);
+            }
             return null;
         }
         consecutiveErrors.set(0);
@@ -309,7 +316,7 @@ public final class DeliveryProcessor {
             case FAILED: {
                 Duration delay = retryDelay(Math.max(1, outcome.attempts()));
                 log.warn("[{}] {} key {}: attempt {} failed, retry in {}: {}", consumer(), delivery.coordinates(),
-                        logKey(key), outcome.attempts(), delay, reason);
+                        logKey(key), outcome.attempts(), delay, keyLogs.redact(reason, key));
                 listener.onRetry(consumer(), delay, reason);
                 return new Decision.Retry(delay, reason);
             }
@@ -322,13 +329,14 @@ public final class DeliveryProcessor {
             }
             case DEAD: {
                 String why = "dead after " + outcome.attempts() + " attempts: " + reason;
-                log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), logKey(key), why);
+                log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), logKey(key),
+                        keyLogs.redact(why, key));
                 return new Decision.DeadLetter(why);
             }
             case KEY_REUSED:
             default:
                 log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), logKey(key),
-                        reason);
+                        keyLogs.redact(reason, key));
                 return new Decision.DeadLetter(reason);
         }
     }
