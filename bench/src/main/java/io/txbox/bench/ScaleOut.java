@@ -34,9 +34,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * ({@code --processes}), each a separate JVM ({@link RelayProcess}) with the relay's settings,
  * on one outbox, to a fresh Kafka topic per run. The clock runs from the moment every process
  * is ready and told to go until the last row is confirmed. Every run is read back from Kafka:
- * per routing key the step sequence must increase (a record older than one already seen for
- * its key, and not itself seen before, is an order violation; a record seen before is a
- * duplicate, which the inbox absorbs).
+ * per routing key the outbox ids must increase (a record older than one already seen for its
+ * key, and not itself seen before, is an order violation; a record seen before is a duplicate,
+ * which the inbox absorbs).
  *
  * <p>Then {@code --kill-processes} processes drain the same backlog again and one of them is
  * SIGKILLed once {@code --kill-at} of the rows are gone: the hand-over time is from the kill
@@ -145,6 +145,7 @@ final class ScaleOut extends Scenario {
             Map<String, Object> kill) throws Exception {
         try (Destination dest = Destination.create(Broker.KAFKA, env, "scale-" + p, relayRun.producer)) {
             Backlog.fill(writers, outbox, dest.name, base, rows, 2, 1000, payload, 0, null);
+            OrderCheck check = new OrderCheck(outboxIds());
             RelayRun.vacuum(env);
             freeLanes();
             List<Child> children = new ArrayList<>();
@@ -178,7 +179,6 @@ final class ScaleOut extends Scenario {
                 for (Child c : children) {
                     c.stop();
                 }
-                OrderCheck check = new OrderCheck();
                 KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, rows, Duration.ofSeconds(15),
                         check::accept);
                 Run r = new Run(p, rows, Report.round(secs, 2), rows / secs, back.lost(), back.duplicates(), check.violations,
@@ -288,18 +288,38 @@ final class ScaleOut extends Scenario {
         }
     }
 
-    /** Per routing key, the step sequence ({@code o<i>:relay}) read back must increase. */
+    /** Step key to outbox id: the order the relay promises per routing key. */
+    private Map<String, Long> outboxIds() throws SQLException {
+        Map<String, Long> ids = new HashMap<>((int) (rows * 2));
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT step_key, id FROM " + env.outboxTable())) {
+            while (rs.next()) {
+                ids.put(rs.getString(1), rs.getLong(2));
+            }
+        }
+        return ids;
+    }
+
+    /**
+     * Per routing key, the outbox ids read back must increase: a record older than one already
+     * seen for its key, and not seen itself before, was published out of order.
+     */
     private static final class OrderCheck {
+        private final Map<String, Long> ids;
         private final Map<String, Long> highest = new HashMap<>();
         private final Set<String> seen = new HashSet<>();
         long violations;
 
+        OrderCheck(Map<String, Long> ids) {
+            this.ids = ids;
+        }
+
         void accept(ConsumerRecord<byte[], byte[]> r) {
             String step = KafkaAdmin.stepKey(r);
-            if (step == null || r.key() == null) {
+            Long seq = step == null ? null : ids.get(step);
+            if (seq == null || r.key() == null) {
                 return;
             }
-            long seq = Long.parseLong(step.substring(1, step.indexOf(':')));
             String key = new String(r.key(), StandardCharsets.UTF_8);
             boolean fresh = seen.add(step);
             Long top = highest.get(key);
