@@ -177,7 +177,10 @@ final class ScaleOut extends Scenario {
                     perProcess.put(c.id, c.published.get());
                 }
                 for (Child c : children) {
-                    c.stop();
+                    c.endInput();
+                }
+                for (Child c : children) {
+                    c.awaitExit();
                 }
                 KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, rows, Duration.ofSeconds(15),
                         check::accept);
@@ -389,12 +392,15 @@ final class ScaleOut extends Scenario {
         }
 
         /** Ends the input: the relay closes (releasing its lanes) and the JVM exits. */
-        void stop() throws InterruptedException {
+        void endInput() {
             try {
                 stdin.close();
             } catch (IOException e) {
                 // already gone (killed)
             }
+        }
+
+        void awaitExit() throws InterruptedException {
             if (!process.waitFor(60, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
             }

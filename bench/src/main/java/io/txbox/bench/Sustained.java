@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -26,6 +27,10 @@ import org.HdrHistogram.Recorder;
  * backlog, dead tuples and the size of the outbox table. A DELETE-based queue slows down when
  * its dead rows pile up; {@code last_to_first} and {@code last_to_first_held} (last interval's
  * drain rate / the phase's first) say whether this one does.
+ *
+ * <p>Autovacuum is what keeps such a table small; where the server has it off, {@code --vacuum
+ * auto} (the default) runs {@code VACUUM} of the outbox every 60 s instead, as autovacuum would
+ * at its default naptime (a queue table is always past its 20 % threshold).
  *
  * <p>{@code --rate 0} (the default) calibrates: a drain of {@code --calibration-rows} (which is
  * also the JIT warm-up) measures the relay alone, and the writers run at {@code
@@ -42,12 +47,13 @@ final class Sustained extends Scenario {
     private int txSize;
     private int payloadSize;
     private RelayRun relayRun;
+    private String vacuum;
     private long outboxLeft = -1;
 
     /** One reported interval. */
     record Interval(String phase, int index, double endS, boolean held, double drainPerSec, double writePerSec,
             long backlog, double claimP50Ms, double claimP99Ms, long claims, long deadTuples, long tableBytes,
-            long autovacuums) {}
+            long autovacuums, long benchVacuums, double vacuumMs) {}
 
     @Override
     void configure(Options o) {
@@ -61,6 +67,15 @@ final class Sustained extends Scenario {
         txSize = o.intValue("tx-size", 10, "rows per writer transaction");
         payloadSize = o.intValue("payload", 400, "payload bytes per row");
         relayRun = new RelayRun(o);
+        vacuum = o.string("vacuum", "auto", "VACUUM of the outbox by the bench: auto (every 60 s when the server's autovacuum"
+                + " is off, as autovacuum would at its default naptime), off, or every N seconds");
+        if (!vacuum.equals("auto") && !vacuum.equals("off")) {
+            try {
+                Double.parseDouble(vacuum);
+            } catch (NumberFormatException e) {
+                throw new Options.UsageException("--vacuum takes auto, off or seconds, but was '" + vacuum + "'");
+            }
+        }
         if (minutes <= 0 || intervalS <= 0 || heldMinutes < 0 || heldMinutes > minutes) {
             throw new Options.UsageException("--minutes and --interval-s must be positive, --held-minutes between 0 and --minutes");
         }
@@ -110,6 +125,15 @@ final class Sustained extends Scenario {
                 relay.start();
             }
             double writeRate = rate > 0 ? rate : calibrated * rateFraction;
+            String autovacuum = setting("autovacuum");
+            double vacuumEvery = vacuum.equals("off") ? 0 : vacuum.equals("auto") ? (autovacuum.equals("off") ? 60 : 0)
+                    : Double.parseDouble(vacuum);
+            Vacuumer vacuumer = new Vacuumer(vacuumEvery);
+            report.detail("server_autovacuum", autovacuum).detail("bench_vacuum_every_s", vacuumEvery);
+            if (vacuumEvery > 0) {
+                log("the bench VACUUMs the outbox every %.0f s (server autovacuum: %s)", vacuumEvery, autovacuum);
+                vacuumer.start();
+            }
             claimMicros.reset();
             long t0 = System.nanoTime();
             double calibrationEndS = (t0 - start) / 1e9;
@@ -117,7 +141,7 @@ final class Sustained extends Scenario {
             AtomicReference<Connection> held = new AtomicReference<>();
             double[] holdMarks = new double[2];
             double phase2StartS = 0;
-            long[] last = {counter.published.get(), 0};
+            long[] last = {counter.published.get(), 0, 0, 0};
             for (String phase : List.of("free", "held")) {
                 long phaseStart = System.nanoTime();
                 if (phase.equals("held")) {
@@ -156,14 +180,18 @@ final class Sustained extends Scenario {
                             Report.round((published - last[0]) / secs, 0), Report.round((written - last[1]) / secs, 0),
                             calibrationRows + written - published,
                             InboxOverhead.ms(claims.getValueAtPercentile(50)), InboxOverhead.ms(claims.getValueAtPercentile(99)),
-                            claims.getTotalCount(), stats.get("dead"), stats.get("bytes"), stats.get("autovacuums"));
+                            claims.getTotalCount(), stats.get("dead"), stats.get("bytes"), stats.get("autovacuums"),
+                            vacuumer.count.get() - last[2], Report.round((vacuumer.nanos.get() - last[3]) / 1e6, 1));
                     last[0] = published;
                     last[1] = written;
+                    last[2] = vacuumer.count.get();
+                    last[3] = vacuumer.nanos.get();
                     intervals.add(iv);
                     System.err.printf(Locale.ROOT, "sustained %s %d/%d%s: drain %,.0f/s, written %,.0f/s, backlog %,d,"
-                                    + " claim p99 %.1f ms (%d claims), dead tuples %,d, table %.1f MB, autovacuums %d%n",
+                                    + " claim p99 %.1f ms (%d claims), dead tuples %,d, table %.1f MB, autovacuums %d, bench vacuums %d%n",
                             phase, k + 1, n, iv.held() ? " (held)" : "", iv.drainPerSec(), iv.writePerSec(), iv.backlog(),
-                            iv.claimP99Ms(), iv.claims(), iv.deadTuples(), iv.tableBytes() / 1e6, iv.autovacuums());
+                            iv.claimP99Ms(), iv.claims(), iv.deadTuples(), iv.tableBytes() / 1e6, iv.autovacuums(),
+                            iv.benchVacuums());
                 }
                 writing.join();
                 Connection h = held.getAndSet(null);
@@ -176,10 +204,14 @@ final class Sustained extends Scenario {
             long total = calibrationRows + writeLine.total();
             counter.target(total);
             try {
-                counter.await(Duration.ofSeconds(60));
+                if (counter.published.get() < total) {
+                    counter.await(Duration.ofSeconds(60));
+                }
             } catch (IllegalStateException e) {
                 log("relay did not catch up: %s", e.getMessage());
             }
+            vacuumer.interrupt();
+            vacuumer.join();
             relay.close();
             outboxLeft = RelayRun.outboxRows(env);
             figures(intervals, writeRate, calibrated, total, counter, outboxLeft);
@@ -205,6 +237,44 @@ final class Sustained extends Scenario {
             rs.next();
         }
         return c;
+    }
+
+    private String setting(String name) throws SQLException {
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT current_setting('" + name + "')")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    /** VACUUM of the outbox every few seconds on its own connection, as autovacuum would. */
+    private final class Vacuumer extends Thread {
+        final AtomicLong count = new AtomicLong();
+        final AtomicLong nanos = new AtomicLong();
+        private final double everyS;
+
+        Vacuumer(double everyS) {
+            super("sustained-vacuum");
+            setDaemon(true);
+            this.everyS = everyS;
+        }
+
+        @Override
+        public void run() {
+            try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
+                while (!isInterrupted()) {
+                    Thread.sleep((long) (everyS * 1000));
+                    long t0 = System.nanoTime();
+                    s.execute("VACUUM " + env.outboxTable());
+                    nanos.addAndGet(System.nanoTime() - t0);
+                    count.incrementAndGet();
+                }
+            } catch (InterruptedException e) {
+                // the run is over
+            } catch (SQLException e) {
+                log("bench VACUUM failed: %s", e);
+            }
+        }
     }
 
     private Map<String, Long> tableStats() throws SQLException {
@@ -261,13 +331,13 @@ final class Sustained extends Scenario {
     }
 
     private static String table(List<Interval> intervals) {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-5s %3s %7s %5s %9s %9s %9s %9s %9s %11s %9s %4s%n",
-                "phase", "#", "end s", "held", "drain/s", "write/s", "backlog", "claim p50", "claim p99", "dead tuples",
-                "table MB", "avac"));
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT,
+                "%-5s %3s %7s %5s %9s %9s %9s %9s %9s %11s %9s %4s %10s%n", "phase", "#", "end s", "held", "drain/s", "write/s",
+                "backlog", "claim p50", "claim p99", "dead tuples", "table MB", "avac", "vacuum ms"));
         for (Interval i : intervals) {
-            sb.append(String.format(Locale.ROOT, "%-5s %3d %7.1f %5s %9.0f %9.0f %9d %9.2f %9.2f %11d %9.1f %4d%n",
+            sb.append(String.format(Locale.ROOT, "%-5s %3d %7.1f %5s %9.0f %9.0f %9d %9.2f %9.2f %11d %9.1f %4d %10.0f%n",
                     i.phase(), i.index(), i.endS(), i.held() ? "yes" : "", i.drainPerSec(), i.writePerSec(), i.backlog(),
-                    i.claimP50Ms(), i.claimP99Ms(), i.deadTuples(), i.tableBytes() / 1e6, i.autovacuums()));
+                    i.claimP50Ms(), i.claimP99Ms(), i.deadTuples(), i.tableBytes() / 1e6, i.autovacuums(), i.vacuumMs()));
         }
         return sb.toString();
     }
