@@ -204,9 +204,7 @@ final class Sustained extends Scenario {
             long total = calibrationRows + writeLine.total();
             counter.target(total);
             try {
-                if (counter.published.get() < total) {
-                    counter.await(Duration.ofSeconds(60));
-                }
+                counter.await(Duration.ofSeconds(60));
             } catch (IllegalStateException e) {
                 log("relay did not catch up: %s", e.getMessage());
             }
