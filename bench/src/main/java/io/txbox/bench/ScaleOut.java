@@ -56,7 +56,7 @@ final class ScaleOut extends Scenario {
 
     /** One drain: processes, rate, what came back. */
     record Run(int processes, long rows, double seconds, double msgsPerSec, long lost, long duplicates,
-            long orderViolations, Map<String, Long> publishedPerProcess) {}
+            long orderViolations, Map<String, Long> publishedPerProcess, double relayCpuSeconds) {}
 
     @Override
     void configure(Options o) {
@@ -112,6 +112,7 @@ final class ScaleOut extends Scenario {
         Run one = runs.get(0);
         for (Run r : runs.subList(0, processes.size())) {
             report.figure("msgs_per_sec_" + r.processes(), Report.round(r.msgsPerSec(), 0), "msg/s");
+            report.figure("relay_cpu_s_" + r.processes(), r.relayCpuSeconds(), "s");
         }
         for (Run r : runs.subList(1, processes.size())) {
             report.figure("ratio_" + r.processes() + "_to_1", Report.round(r.msgsPerSec() / one.msgsPerSec(), 3), "");
@@ -166,15 +167,17 @@ final class ScaleOut extends Scenario {
                     end = awaitPublished(children, rows);
                 } else {
                     awaitPublished(children, (long) (rows * killAt));
-                    killOne(children.get(0), kill);
+                    killOne(children, kill);
                     end = awaitEmpty(Duration.ofSeconds(relayRun.laneLease.toSeconds() * 3 + 60));
                 }
                 awaitEmpty(Duration.ofSeconds(60));
                 double secs = (end - t0) / 1e9;
                 lines.add(line.series(0));
                 Map<String, Long> perProcess = new LinkedHashMap<>();
+                double cpu = 0;
                 for (Child c : children) {
                     perProcess.put(c.id, c.published.get());
+                    cpu += c.cpuSeconds();
                 }
                 for (Child c : children) {
                     c.endInput();
@@ -185,10 +188,11 @@ final class ScaleOut extends Scenario {
                 KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, rows, Duration.ofSeconds(15),
                         check::accept);
                 Run r = new Run(p, rows, Report.round(secs, 2), rows / secs, back.lost(), back.duplicates(), check.violations,
-                        perProcess);
-                log("%d process%s%s: %,d rows in %.2f s = %,.0f msg/s; lost %d, duplicates %d, order violations %d; per process %s",
-                        p, p == 1 ? "" : "es", kill == null ? "" : " (one killed)", rows, secs, r.msgsPerSec(), r.lost(),
-                        r.duplicates(), r.orderViolations(), perProcess);
+                        perProcess, Report.round(cpu, 1));
+                log("%d process%s%s: %,d rows in %.2f s = %,.0f msg/s; lost %d, duplicates %d, order violations %d; per process %s;"
+                                + " CPU of the relay JVMs %.1f s (start-up included)", p, p == 1 ? "" : "es",
+                        kill == null ? "" : " (one killed)", rows, secs, r.msgsPerSec(), r.lost(), r.duplicates(),
+                        r.orderViolations(), perProcess, cpu);
                 return r;
             } finally {
                 for (Child c : children) {
@@ -241,18 +245,26 @@ final class ScaleOut extends Scenario {
     }
 
     /**
-     * SIGKILLs {@code victim} and measures how long until the rows of the lanes it held are
-     * published again (their count in the outbox falls).
+     * SIGKILLs the process holding the most lanes and measures how long until the rows of those
+     * lanes are published again (their count in the outbox falls).
      */
-    private void killOne(Child victim, Map<String, Object> kill) throws Exception {
+    private void killOne(List<Child> children, Map<String, Object> kill) throws Exception {
         String lanes = env.tables.qualified(env.tables.relayLaneTable());
         try (Connection c = env.adminConnection()) {
+            Child victim = children.get(0);
             List<Short> held = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement("SELECT lane FROM " + lanes + " WHERE owner LIKE ? ORDER BY lane")) {
-                ps.setString(1, victim.id + "-%");
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        held.add(rs.getShort(1));
+                for (Child candidate : children) {
+                    List<Short> its = new ArrayList<>();
+                    ps.setString(1, candidate.id + "-%");
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            its.add(rs.getShort(1));
+                        }
+                    }
+                    if (its.size() > held.size()) {
+                        victim = candidate;
+                        held = its;
                     }
                 }
             }
@@ -273,7 +285,10 @@ final class ScaleOut extends Scenario {
                     }
                     if (before < 0) {
                         before = n;
-                    } else if (n < before || n == 0) {
+                        if (n == 0) {
+                            break; // nothing left in its lanes: no hand-over to see
+                        }
+                    } else if (n < before) {
                         handover = System.nanoTime();
                         break;
                     }
@@ -391,6 +406,11 @@ final class ScaleOut extends Scenario {
             stdin.flush();
         }
 
+        /** CPU time of the JVM so far (0 once it is gone). */
+        double cpuSeconds() {
+            return process.info().totalCpuDuration().map(d -> d.toMillis() / 1000.0).orElse(0.0);
+        }
+
         /** Ends the input: the relay closes (releasing its lanes) and the JVM exits. */
         void endInput() {
             try {
@@ -428,12 +448,12 @@ final class ScaleOut extends Scenario {
     }
 
     private void html(List<Run> runs, List<Html.Series> lines, Map<String, Object> kill) {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-10s %9s %9s %6s %11s %17s%n", "processes", "msg/s",
-                "seconds", "lost", "duplicates", "order violations"));
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-10s %9s %9s %6s %11s %17s %10s%n", "processes",
+                "msg/s", "seconds", "lost", "duplicates", "order violations", "relay CPU s"));
         for (Run r : runs) {
-            sb.append(String.format(Locale.ROOT, "%-10s %9.0f %9.2f %6d %11d %17d%n",
+            sb.append(String.format(Locale.ROOT, "%-10s %9.0f %9.2f %6d %11d %17d %10.1f%n",
                     r.processes() + (runs.indexOf(r) >= processes.size() ? " (kill)" : ""), r.msgsPerSec(), r.seconds(), r.lost(),
-                    r.duplicates(), r.orderViolations()));
+                    r.duplicates(), r.orderViolations(), r.relayCpuSeconds()));
         }
         double one = runs.get(0).msgsPerSec();
         html.paragraph(String.format(Locale.ROOT, "%,d rows of %d B per run, drained to Kafka by 1 to %d relay processes"
