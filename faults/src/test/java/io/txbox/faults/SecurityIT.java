@@ -23,6 +23,9 @@ import io.txbox.outbox.StepKey;
 import io.txbox.relay.Relay;
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
+import io.txbox.inbox.Outcome;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestPostgres;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -31,10 +34,14 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +49,8 @@ import org.slf4j.LoggerFactory;
 class SecurityIT {
     @RegisterExtension
     static final TestPostgres PG = TestPostgres.perClass();
+    @RegisterExtension
+    static final TestDatabases DBS = TestDatabases.perClass();
 
     static final String SECRET = "s3cr3tPa55";
     static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"svc\""
@@ -55,11 +64,18 @@ class SecurityIT {
         TxboxMigrations.migrate(PG.dataSource(), tables);
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"public; DROP TABLE users; --", "x\"; DROP SCHEMA public CASCADE; --", "a' OR '1'='1",
-            "Public", "sch ema", "s\u00e9ma", "1abc", "", "tx\u0000box", "schema\"", "a.b",
-            "sssssssssssssssssssssssssssssssssssssssssssssssss"})
-    void tables_injectionAttemptsInSchemaOrPrefix_rejectedBeforeAnySql(String bad) {
+    /** Names that try to break out of PostgreSQL's double quotes or MariaDB's backticks, or are not plain names. */
+    static Stream<Arguments> injectionAttemptsOnEachDatabase() {
+        return DBS.all().stream().flatMap(db -> Stream.of("public; DROP TABLE users; --",
+                        "x\"; DROP SCHEMA public CASCADE; --", "x`; DROP DATABASE test; --", "a' OR '1'='1", "Public",
+                        "sch ema", "s\u00e9ma", "1abc", "", "tx\u0000box", "schema\"", "schema`", "a.b",
+                        "sssssssssssssssssssssssssssssssssssssssssssssssss")
+                .map(bad -> Arguments.of(Named.of(db.kind().toString(), db), bad)));
+    }
+
+    @ParameterizedTest(name = "{0}: {1}")
+    @MethodSource("injectionAttemptsOnEachDatabase")
+    void tables_injectionAttemptsInSchemaOrPrefix_rejectedBeforeAnySql(TestDatabase db, String bad) {
         assertThatThrownBy(() -> new TxboxTables(bad, "txbox_")).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("schema");
         if (!bad.isEmpty()) { // an empty prefix is allowed
@@ -67,8 +83,20 @@ class SecurityIT {
                     .hasMessageContaining("prefix");
         }
         assertThatThrownBy(() -> TxboxTables.inSchema(bad)).isInstanceOf(ConfigException.class);
-        assertThat(new Db(PG).queryLong("SELECT count(*) FROM information_schema.schemata"
-                + " WHERE schema_name ILIKE '%drop%' OR schema_name ILIKE '%''%'")).isZero();
+        // the database's own tables are still migrated and in use under a valid name
+        TxboxTables valid = TxboxTables.inSchema(db.schema());
+        TxboxMigrations.migrate(db.dataSource(), valid);
+        assertThat(Inbox.builder("injection").tables(valid).build().process(db.dataSource(),
+                InboundMessage.of(bad.isEmpty() ? "empty" : bad.replace("\u0000", ""), new byte[] {1}),
+                (tx, m) -> null).status()).isIn(Outcome.Status.PROCESSED, Outcome.Status.DUPLICATE);
+        try (Connection c = db.dataSource().getConnection(); var s = c.createStatement();
+                var rs = s.executeQuery("SELECT count(*) FROM information_schema.schemata"
+                        + " WHERE lower(schema_name) LIKE '%drop%' OR schema_name LIKE '%''%' OR schema_name LIKE '%`%'")) {
+            rs.next();
+            assertThat(rs.getLong(1)).isZero();
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @ParameterizedTest

@@ -37,6 +37,14 @@ import org.jspecify.annotations.Nullable;
  * {@link #twoPhase(DataSource)} offers this mode as a {@link TwoPhaseStore}, the interface a
  * Redis store implements too, for code that should run on either (the HTTP helper).
  *
+ * <h2>Databases</h2>
+ * PostgreSQL, MariaDB 10.6+ and MySQL 8.0+. Building an inbox needs no connection: the first
+ * call reads which database its connection talks to and the inbox keeps that database's SQL, so
+ * one inbox serves one database (a database it does not support is refused with
+ * {@link ConfigException} naming what it found and what it needs). The guarantees are the same
+ * on each; where the databases differ (isolation levels, how {@link #storeResult} knows the
+ * transaction), the method says so.
+ *
  * <p>Do not mix the modes for one consumer. Implementations are immutable and thread-safe.
  * Every call that takes a {@link Connection} runs on it and never commits, rolls back or
  * closes it, and refuses a connection in auto-commit mode with {@link IllegalStateException}
@@ -84,14 +92,19 @@ public interface Inbox {
      * transaction and commits; the entry becomes visible to other deliveries only then. A
      * rollback removes it, so a later delivery is FIRST again.
      *
-     * <p>Cost: one {@code INSERT ... ON CONFLICT} round trip for a first delivery, a second
-     * (a primary-key read) for a duplicate. A concurrent delivery of the same key blocks until
-     * this transaction ends. The entry's row stays locked until {@code tx} ends, so keep the
-     * transaction short.
+     * <p>Cost on PostgreSQL: one {@code INSERT ... ON CONFLICT} round trip for a first
+     * delivery, a second (a primary-key read) for a duplicate. On MariaDB and MySQL: an
+     * {@code INSERT ... ON DUPLICATE KEY UPDATE} and a locking primary-key read, plus a
+     * {@code SAVEPOINT} for a first delivery (see {@link #storeResult}). A concurrent delivery of
+     * the same key blocks until this transaction ends. The entry's row stays locked until
+     * {@code tx} ends, so keep the transaction short.
      *
-     * <p>READ COMMITTED is the supported isolation level. Under REPEATABLE READ or SERIALIZABLE
-     * a concurrent duplicate may raise {@link RetryableException} (SQL state 40001) instead:
-     * roll back and retry, and the retry reports DUPLICATE.
+     * <p>Isolation on PostgreSQL: READ COMMITTED is the supported level. Under REPEATABLE READ or
+     * SERIALIZABLE a concurrent duplicate may raise {@link RetryableException} (SQL state 40001)
+     * instead: roll back and retry, and the retry reports DUPLICATE. On MariaDB and MySQL, READ
+     * COMMITTED and the default REPEATABLE READ (and SERIALIZABLE) all report DUPLICATE. On any
+     * database a deadlock (PostgreSQL 40P01, MariaDB/MySQL 1213) or a lock wait that timed out
+     * (55P03, 1205) raises {@link RetryableException}: roll back and run the transaction again.
      *
      * @throws IllegalStateException if {@code tx} is in auto-commit mode
      * @throws InvalidInputException if the key, tenant or payload size is refused; nothing is written
@@ -101,10 +114,18 @@ public interface Inbox {
 
     /**
      * Stores {@code result} for a message that {@link #receive} reported FIRST in this same
-     * transaction; later duplicates get it back. One round trip. Any other call is refused and
-     * changes nothing: no receive in this transaction, a receive that reported DUPLICATE (or
-     * anything but FIRST), or an entry completed by an earlier transaction, whose stored result
-     * is never replaced.
+     * transaction; later duplicates get it back. One round trip on PostgreSQL. Any other call is
+     * refused and changes nothing: no receive in this transaction, a receive that reported
+     * DUPLICATE (or anything but FIRST), or an entry completed by an earlier transaction, whose
+     * stored result is never replaced.
+     *
+     * <p>PostgreSQL knows the transaction by its id ({@code txid_current()}). MariaDB and MySQL
+     * give SQL no transaction id, so there a FIRST {@code receive} writes a random token into the
+     * entry and sets a savepoint named after it ({@code txbox_<token>}); this call stores only
+     * while the transaction still has that savepoint and the entry that token (four round trips).
+     * Releasing a savepoint set before {@code receive} also releases txbox's, and this call then
+     * refuses: store first. This call releases and sets its savepoint again, which also releases
+     * savepoints set after {@code receive}.
      *
      * @throws InvalidInputException if {@code result} is larger than {@code maxPayloadBytes}
      * @throws IllegalStateException if {@code tx} is in auto-commit mode; nothing is written
@@ -140,7 +161,8 @@ public interface Inbox {
      * The entry becomes FAILED, or DEAD once it has failed {@code maxAttempts} times (releases
      * of a two-phase claim are not failures). If a
      * concurrent delivery completed the key meanwhile, the outcome is DUPLICATE and nothing
-     * is counted. One round trip (two if the key was completed, dead or reused).
+     * is counted. One round trip (two if the key was completed, dead or reused; always two on
+     * MariaDB/MySQL).
      */
     Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error);
 
@@ -154,7 +176,8 @@ public interface Inbox {
      * token; if that was the entry's {@code maxAttempts}-th failure it becomes DEAD instead (a
      * message that keeps crashing its worker).
      *
-     * <p>Cost: one round trip when acquired, two otherwise.
+     * <p>Cost: one round trip when acquired, two otherwise (always two on MariaDB/MySQL: the
+     * write, then a locking read).
      *
      * @throws KeyReuseException if the key was seen with a different payload fingerprint
      */

@@ -48,7 +48,7 @@ final class InboxCore {
         this.transactionRetries = b.transactionRetries;
         this.listener = b.listener;
         long leaseMicros = TimeUnit.NANOSECONDS.toMicros(b.lease.toNanos());
-        this.store = new PostgresInboxStore(b.tables, b.maxAttempts, leaseMicros, PURGE_BATCH,
+        this.store = InboxStore.of(b.tables, b.maxAttempts, leaseMicros, PURGE_BATCH,
                 "consumer " + Texts.quote(consumer));
         this.tenantPrefix = consumer + "@";
     }

@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The database inbox: the {@link Inbox} API over its parts. Atomic mode, two-phase mode and
  * the operator calls each live in a class of their own; all of them reach the table only
- * through the {@link InboxStore} ({@link PostgresInboxStore} today), whose statements are
- * rendered once, here, when the inbox is built.
+ * through the {@link InboxStore} ({@link PostgresInboxStore} or {@link MariaDbInboxStore}, picked
+ * by the database of the first connection a call gets), whose statements are rendered once.
  */
 final class InboxImpl implements Inbox {
     private final InboxCore core;

@@ -39,7 +39,7 @@ public final class InboxMaintenance {
         this.dataSource = dataSource;
         this.tables = tables;
         this.clock = clock;
-        this.store = new PostgresInboxStore(tables, Inbox.DEFAULT_MAX_ATTEMPTS, 1, InboxCore.PURGE_BATCH,
+        this.store = InboxStore.of(tables, Inbox.DEFAULT_MAX_ATTEMPTS, 1, InboxCore.PURGE_BATCH,
                 "inbox maintenance");
     }
 

@@ -49,6 +49,8 @@ final class InboxSql {
     final Stmt purge;
     final Stmt completedByConsumer;
     final Stmt countDead;
+    /** The statements every store binds alike ({@link JdbcInboxStore}). */
+    final JdbcInboxStore.Shared shared;
 
     InboxSql(TxboxTables tables, int maxAttempts, long leaseMicros, int purgeBatch) {
         DSLContext ctx = Jooq.renderer(tables);
@@ -214,17 +216,19 @@ final class InboxSql {
                 .groupBy(T.CONSUMER),
                 "cutoff");
         countDead = stmt(ctx.selectCount().from(T).where(T.STATUS.eq(dead)));
+        shared = new JdbcInboxStore.Shared(complete, release, resetDead, listDead, purge, completedByConsumer, countDead);
     }
 
-    private static Param<String> p(String name) {
+    static Param<String> p(String name) {
         return DSL.param(name, SQLDataType.VARCHAR);
     }
 
-    private static Param<byte[]> bytes(String name) {
+    static Param<byte[]> bytes(String name) {
         return DSL.param(name, SQLDataType.BLOB);
     }
 
-    private static Stmt stmt(Query query, String... expected) {
+    /** {@code query} rendered with indexed markers, after checking it binds {@code expected}, in that order. */
+    static Stmt stmt(Query query, String... expected) {
         List<String> names = query.getParams().entrySet().stream()
                 .filter(e -> !e.getValue().isInline())
                 .map(Map.Entry::getKey)

@@ -1,5 +1,8 @@
 package io.txbox.inbox;
 
+import io.txbox.TxboxTables;
+import io.txbox.internal.ByDialect;
+import io.txbox.internal.Dialect;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -29,6 +32,23 @@ interface InboxStore {
     String COMPLETED = "COMPLETED";
     String FAILED = "FAILED";
     String DEAD = "DEAD";
+
+    /**
+     * The store for {@code tables} on the database of the first connection it is given (see
+     * {@link DialectInboxStore}); {@code what} names the inbox in messages.
+     */
+    static InboxStore of(TxboxTables tables, int maxAttempts, long leaseMicros, int purgeBatchSize, String what) {
+        return new DialectInboxStore(new ByDialect<>(d -> of(d, tables, maxAttempts, leaseMicros, purgeBatchSize,
+                what)), purgeBatchSize);
+    }
+
+    /** The store for {@code tables} on {@code dialect}'s database. */
+    static InboxStore of(Dialect dialect, TxboxTables tables, int maxAttempts, long leaseMicros, int purgeBatchSize,
+            String what) {
+        return dialect.isMysqlFamily()
+                ? new MariaDbInboxStore(tables, dialect, maxAttempts, leaseMicros, purgeBatchSize, what)
+                : new PostgresInboxStore(tables, maxAttempts, leaseMicros, purgeBatchSize, what);
+    }
 
     /** How often an entry may change under us between a write that conflicted and the read after it. */
     int MAX_RACE_LOOPS = 5;

@@ -1,101 +1,288 @@
 package io.txbox.inbox;
 
+import static io.txbox.inbox.InboxSql.bytes;
+import static io.txbox.inbox.InboxSql.p;
+import static io.txbox.inbox.InboxSql.stmt;
+import static io.txbox.inbox.InboxStore.COMPLETED;
+import static io.txbox.inbox.InboxStore.DEAD;
+import static io.txbox.inbox.InboxStore.FAILED;
+import static io.txbox.inbox.InboxStore.PROCESSING;
 import static io.txbox.internal.mariadb.schema.tables.TxboxInbox.TXBOX_INBOX;
 
 import io.txbox.TxboxTables;
+import io.txbox.inbox.InboxSql.Stmt;
 import io.txbox.internal.Dialect;
 import io.txbox.internal.Jooq;
+import io.txbox.internal.mariadb.schema.tables.TxboxInbox;
+import io.txbox.internal.shaded.jooq.Condition;
+import io.txbox.internal.shaded.jooq.DSLContext;
+import io.txbox.internal.shaded.jooq.Field;
+import io.txbox.internal.shaded.jooq.Param;
+import io.txbox.internal.shaded.jooq.impl.DSL;
+import io.txbox.internal.shaded.jooq.impl.SQLDataType;
+import java.math.BigDecimal;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * The inbox's statements on MariaDB 10.6+ and MySQL 8.0+, the counterparts of {@link InboxSql}'s
- * {@code receive} and {@code read}. Rendered once per inbox; the table name comes from the
- * generated MariaDB table under the configured schema and prefix.
+ * The inbox's statements on MariaDB 10.6+ and MySQL 8.0+, the counterparts of {@link InboxSql},
+ * rendered once per inbox with jOOQ's MariaDB / MySQL dialect from the generated MariaDB table
+ * (schema and prefix applied), and bound per call by {@link MariaDbInboxStore}.
  *
- * <p><b>receive without a SELECT before the INSERT.</b> {@link #receive} is one {@code INSERT ...
- * ON DUPLICATE KEY UPDATE}: a first delivery inserts the entry; on a duplicate key InnoDB takes
- * an exclusive lock on the existing row (waiting, at any isolation level, for a transaction that
- * inserted or changed it to end) and runs the update. The update takes the entry over only when
- * it may run again (FAILED, or PROCESSING with an expired lease) and the fingerprints agree;
- * then it writes this call's random {@code token} into {@code received_txid}. MariaDB and MySQL
- * have no {@code RETURNING} for this statement, and the affected-rows count depends on the
- * driver's found-rows flag, so {@link #classify} reads the row back with {@code FOR UPDATE}: the
- * lock is already held, and a locking read sees the latest committed row (a plain read at
- * REPEATABLE READ would see the transaction's snapshot, which may predate the entry). The entry
- * is FIRST for this call exactly when its token is there.
+ * <p><b>Writes without a SELECT before the INSERT.</b> {@link #receive}, {@link #recordFailure}
+ * and {@link #claim} are each one {@code INSERT ... ON DUPLICATE KEY UPDATE}: a first delivery
+ * inserts the entry; on a duplicate key InnoDB takes an exclusive lock on the existing row
+ * (waiting, at any isolation level, for a transaction that inserted or changed it to end) and
+ * runs the update. The update takes the entry over only when it may run again (FAILED, or
+ * PROCESSING with an expired lease) and the fingerprints agree; then it writes the call's random
+ * {@code token} into {@code received_txid}, and every later assignment follows that column
+ * (MariaDB and MySQL run the assignments left to right, each seeing the values set before it).
+ * There is no {@code RETURNING} for this statement, and the affected-rows count depends on the
+ * driver's found-rows flag, so {@link #read} reads the row back with {@code FOR UPDATE}: the lock
+ * is already held, and a locking read sees the latest committed row (a plain read at REPEATABLE
+ * READ would see the transaction's snapshot, which may predate the entry). The write was this
+ * call's exactly when its token is there. Parameters are bound again instead of
+ * {@code VALUES(col)}, which MySQL 8.0.20+ deprecates.
  *
- * <p>Assignments of {@code ON DUPLICATE KEY UPDATE} run left to right and see the values set
- * before them, so {@code received_txid} is decided first and every later column follows it.
- * Parameters are bound again instead of {@code VALUES(col)}, which MySQL 8.0.20+ deprecates.
- *
- * <p><b>Two-phase claims.</b> {@link #claim} is the same shape: a new entry is PROCESSING with
- * a lease that ends {@code leaseMicros} after the database's {@code CURRENT_TIMESTAMP(6)}; an
- * entry that may run again is taken over, counting a failure when its lease had run out, and
- * parked as DEAD when that failure uses up {@code maxAttempts}. The fencing token is the
- * attempt number together with the lease end, which is read and compared as microseconds since
- * the epoch ({@code UNIX_TIMESTAMP}), so neither the JVM's nor the session's time zone can make
- * two equal instants look different. {@link #complete} writes only while both still match.
+ * <p><b>Time.</b> Leases are in database time ({@code CURRENT_TIMESTAMP(6)}). The fencing token
+ * is the attempt number together with the lease end, read and compared as microseconds since the
+ * epoch ({@code UNIX_TIMESTAMP}), and cutoffs are bound as epoch seconds, so neither the JVM's nor
+ * the session's time zone can make two equal instants look different. Each plain-SQL field below
+ * is one of these functions, which jOOQ's own would render less exactly.
  */
 final class MariaDbInboxSql {
-    /** Bind order: consumer, key, fingerprint, token, fingerprint, fingerprint, token x 5. */
-    final String receive;
+    private static final TxboxInbox T = TXBOX_INBOX;
+
+    /** Binds: consumer, key, fingerprint, token, then fingerprint x 2 and token x 5 of the update. */
+    final Stmt receive;
+    /** Binds: consumer, key, fingerprint, error, token, then fingerprint x 2, token x 5 and error of the update. */
+    final Stmt recordFailure;
+    /** Binds: consumer, key, fingerprint, token, then fingerprint x 2 and token x 6 of the update. */
+    final Stmt claim;
     /**
-     * Bind order: token, consumer, key. Columns: first (1 when this call's token is the entry's),
-     * status, fingerprint, result, result_status, result_header_names (json), result_header_values
-     * (json), attempts, last_error, lease running (1/0/null).
+     * Binds: token, consumer, key. Columns: mine (the token is the entry's), status, fingerprint,
+     * result, result_status, result_header_names, result_header_values (json), attempts, failures,
+     * last_error, lease running, lease end (epoch microseconds).
      */
-    final String classify;
+    final Stmt read;
+    /** Binds: consumer, key. The token of the COMPLETED entry, locked. */
+    final Stmt receivedToken;
+    final Stmt storeResult;
+    final Stmt complete;
+    final Stmt fail;
+    /** Binds: consumer, key. Status, attempts, failures, after {@link #fail} changed the entry. */
+    final Stmt failed;
+    final Stmt release;
+    final Stmt resetDead;
+    final Stmt listDead;
+    final Stmt purge;
+    final Stmt completedByConsumer;
+    final Stmt countDead;
+    /** The statements every store binds alike ({@link JdbcInboxStore}). */
+    final JdbcInboxStore.Shared shared;
 
-    /**
-     * Bind order: consumer, key, fingerprint, token, fingerprint, fingerprint, token x 6. Read the
-     * outcome with {@link #classifyClaim}.
-     */
-    final String claim;
-    /** Bind order: token, consumer, key. Columns: first, status, attempts, failures, lease end (epoch microseconds), last_error. */
-    final String classifyClaim;
-    /** Bind order: result, consumer, key, token (attempts), lease end (epoch microseconds). */
-    final String complete;
+    MariaDbInboxSql(TxboxTables tables, Dialect dialect, int maxAttempts, long leaseMicros, int purgeBatch) {
+        DSLContext ctx = Jooq.renderer(tables, dialect);
+        Field<String> completed = DSL.inline(COMPLETED);
+        Field<String> processing = DSL.inline(PROCESSING);
+        Field<String> failed = DSL.inline(FAILED);
+        Field<String> dead = DSL.inline(DEAD);
+        Field<LocalDateTime> noTime = DSL.castNull(SQLDataType.LOCALDATETIME);
+        // The statement's start in database time, to the microsecond: the one clock all workers share.
+        Field<LocalDateTime> now = DSL.field("CURRENT_TIMESTAMP(6)", SQLDataType.LOCALDATETIME);
+        Field<LocalDateTime> leaseEnd = DSL.field("{0} + INTERVAL {1} MICROSECOND", SQLDataType.LOCALDATETIME, now,
+                DSL.inline(leaseMicros));
+        Condition retryable = T.STATUS.eq(failed).or(T.STATUS.eq(processing).and(T.LEASE_UNTIL.lt(now)));
+        Condition byKey = T.CONSUMER.eq(p("consumer")).and(T.MESSAGE_KEY.eq(p("key")));
+        Names n = new Names();
 
-    MariaDbInboxSql(TxboxTables tables, Dialect dialect, int maxAttempts, long leaseMicros) {
-        String t = Jooq.renderer(tables, dialect).render(TXBOX_INBOX);
-        String now = "CURRENT_TIMESTAMP(6)";
-        String retryable = "(status = 'FAILED' OR (status = 'PROCESSING' AND lease_until < " + now + "))";
-        String sameFingerprint = "(fingerprint IS NULL OR ? IS NULL OR fingerprint = ?)";
-        String mine = "received_txid <=> ?";
-        receive = "INSERT INTO " + t + " (consumer, message_key, status, fingerprint, attempts, completed_at, received_txid)"
-                + " VALUES (?, ?, 'COMPLETED', ?, 1, " + now + ", ?)"
-                + " ON DUPLICATE KEY UPDATE"
-                + " received_txid = IF(" + retryable + " AND " + sameFingerprint + ", ?, received_txid),"
-                + " attempts = IF(" + mine + ", attempts + 1, attempts),"
-                + " status = IF(" + mine + ", 'COMPLETED', status),"
-                + " completed_at = IF(" + mine + ", " + now + ", completed_at),"
-                + " lease_until = IF(" + mine + ", NULL, lease_until)";
-        classify = "SELECT " + mine + ", status, fingerprint, result, result_status, result_header_names,"
-                + " result_header_values, attempts, last_error, lease_until > " + now
-                + " FROM " + t + " WHERE consumer = ? AND message_key = ? FOR UPDATE";
+        receive = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
+                        T.COMPLETED_AT, T.RECEIVED_TXID)
+                .values(n.p("consumer"), n.p("key"), completed, n.bytes("fingerprint"), DSL.inline(1), now, n.token())
+                .onDuplicateKeyUpdate()
+                .set(T.RECEIVED_TXID, DSL.when(retryable.and(n.sameFingerprint()), n.token()).else_(T.RECEIVED_TXID))
+                .set(T.ATTEMPTS, DSL.when(n.mine(), T.ATTEMPTS.plus(DSL.inline(1))).else_(T.ATTEMPTS))
+                .set(T.STATUS, DSL.when(n.mine(), completed).else_(T.STATUS))
+                .set(T.COMPLETED_AT, DSL.when(n.mine(), now).else_(T.COMPLETED_AT))
+                .set(T.LEASE_UNTIL, DSL.when(n.mine(), noTime).else_(T.LEASE_UNTIL)),
+                n.done());
 
-        String leaseEnd = now + " + INTERVAL " + leaseMicros + " MICROSECOND";
-        // after failures is counted and status decided (left to right), status = 'DEAD' means
-        // this takeover used up the attempts
-        claim = "INSERT INTO " + t + " (consumer, message_key, status, fingerprint, attempts, lease_until, received_txid)"
-                + " VALUES (?, ?, 'PROCESSING', ?, 1, " + leaseEnd + ", ?)"
-                + " ON DUPLICATE KEY UPDATE"
-                + " received_txid = IF(" + retryable + " AND " + sameFingerprint + ", ?, received_txid),"
-                + " failures = IF(" + mine + " AND status = 'PROCESSING', failures + 1, failures),"
-                + " status = IF(" + mine + ", IF(status = 'PROCESSING' AND failures >= " + maxAttempts
-                + ", 'DEAD', 'PROCESSING'), status),"
-                + " attempts = IF(" + mine + " AND status <> 'DEAD', attempts + 1, attempts),"
-                + " last_error = IF(" + mine + " AND status = 'DEAD', CONCAT('lease expired on attempt ', attempts,"
-                + " ', failure ', failures, ' of " + maxAttempts + "; last error: ', COALESCE(last_error, 'none')), last_error),"
-                + " lease_until = IF(" + mine + ", IF(status = 'DEAD', NULL, " + leaseEnd + "), lease_until)";
-        classifyClaim = "SELECT " + mine + ", status, attempts, failures, " + epochMicros("lease_until") + ", last_error"
-                + " FROM " + t + " WHERE consumer = ? AND message_key = ? FOR UPDATE";
-        complete = "UPDATE " + t + " SET status = 'COMPLETED', completed_at = " + now + ", lease_until = NULL, result = ?"
-                + " WHERE consumer = ? AND message_key = ? AND status = 'PROCESSING' AND attempts = ?"
-                + " AND " + epochMicros("lease_until") + " = ?";
+        // DEAD follows failures, not attempts (see InboxSql); failures is counted first, so the
+        // status after it sees the new count.
+        n = new Names();
+        recordFailure = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
+                        T.FAILURES, T.LAST_ERROR, T.RECEIVED_TXID)
+                .values(n.p("consumer"), n.p("key"), maxAttempts <= 1 ? dead : failed, n.bytes("fingerprint"),
+                        DSL.inline(1), DSL.inline(1), n.p("error"), n.token())
+                .onDuplicateKeyUpdate()
+                .set(T.RECEIVED_TXID, DSL.when(retryable.and(n.sameFingerprint()), n.token()).else_(T.RECEIVED_TXID))
+                .set(T.FAILURES, DSL.when(n.mine(), T.FAILURES.plus(DSL.inline(1))).else_(T.FAILURES))
+                .set(T.STATUS, DSL.when(n.mine(), DSL.when(T.FAILURES.ge(DSL.inline(maxAttempts)), dead).else_(failed))
+                        .else_(T.STATUS))
+                .set(T.ATTEMPTS, DSL.when(n.mine(), T.ATTEMPTS.plus(DSL.inline(1))).else_(T.ATTEMPTS))
+                .set(T.LEASE_UNTIL, DSL.when(n.mine(), noTime).else_(T.LEASE_UNTIL))
+                .set(T.LAST_ERROR, DSL.when(n.mine(), n.p("error")).else_(T.LAST_ERROR)),
+                n.done());
+
+        // A takeover of an expired lease counts a failure (the worker neither completed, failed
+        // nor released); when that failure uses up maxAttempts the entry is parked as DEAD. After
+        // failures and status are decided (left to right), status = 'DEAD' means exactly that.
+        n = new Names();
+        claim = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
+                        T.LEASE_UNTIL, T.RECEIVED_TXID)
+                .values(n.p("consumer"), n.p("key"), processing, n.bytes("fingerprint"), DSL.inline(1), leaseEnd,
+                        n.token())
+                .onDuplicateKeyUpdate()
+                .set(T.RECEIVED_TXID, DSL.when(retryable.and(n.sameFingerprint()), n.token()).else_(T.RECEIVED_TXID))
+                .set(T.FAILURES, DSL.when(n.mine().and(T.STATUS.eq(processing)), T.FAILURES.plus(DSL.inline(1)))
+                        .else_(T.FAILURES))
+                .set(T.STATUS, DSL.when(n.mine(), DSL.when(T.STATUS.eq(processing)
+                                .and(T.FAILURES.ge(DSL.inline(maxAttempts))), dead).else_(processing))
+                        .else_(T.STATUS))
+                .set(T.ATTEMPTS, DSL.when(n.mine().and(T.STATUS.ne(dead)), T.ATTEMPTS.plus(DSL.inline(1)))
+                        .else_(T.ATTEMPTS))
+                .set(T.LAST_ERROR, DSL.when(n.mine().and(T.STATUS.eq(dead)), DSL.concat(
+                                DSL.inline("lease expired on attempt "), T.ATTEMPTS.cast(SQLDataType.CHAR),
+                                DSL.inline(", failure "), T.FAILURES.cast(SQLDataType.CHAR),
+                                DSL.inline(" of " + maxAttempts + "; last error: "),
+                                DSL.coalesce(T.LAST_ERROR, DSL.inline("none"))))
+                        .else_(T.LAST_ERROR))
+                .set(T.LEASE_UNTIL, DSL.when(n.mine(), DSL.when(T.STATUS.eq(dead), noTime).else_(leaseEnd))
+                        .else_(T.LEASE_UNTIL)),
+                n.done());
+
+        read = stmt(ctx.select(DSL.field(T.RECEIVED_TXID.eq(DSL.param("token", SQLDataType.BIGINT))), T.STATUS,
+                        T.FINGERPRINT, T.RESULT, T.RESULT_STATUS, T.RESULT_HEADER_NAMES, T.RESULT_HEADER_VALUES,
+                        T.ATTEMPTS, T.FAILURES, T.LAST_ERROR, DSL.field(T.LEASE_UNTIL.gt(now)), epochMicros(T.LEASE_UNTIL))
+                .from(T).where(byKey).forUpdate(),
+                "token", "consumer", "key");
+
+        receivedToken = stmt(ctx.select(T.RECEIVED_TXID).from(T).where(byKey).and(T.STATUS.eq(completed)).forUpdate(),
+                "consumer", "key");
+        storeResult = stmt(ctx.update(T).set(T.RESULT, bytes("result"))
+                .where(byKey).and(T.STATUS.eq(completed))
+                .and(T.RECEIVED_TXID.eq(DSL.param("token", SQLDataType.BIGINT))),
+                "result", "consumer", "key", "token");
+
+        Condition fence = byKey.and(T.STATUS.eq(processing))
+                .and(T.ATTEMPTS.eq(DSL.param("attempt", SQLDataType.INTEGER)))
+                .and(epochMicros(T.LEASE_UNTIL).eq(DSL.param("lease", SQLDataType.BIGINT)));
+        complete = stmt(ctx.update(T)
+                .set(T.STATUS, completed)
+                .set(T.COMPLETED_AT, now)
+                .set(T.LEASE_UNTIL, noTime)
+                .set(T.RESULT, bytes("result"))
+                .set(T.RESULT_STATUS, DSL.param("resultStatus", SQLDataType.INTEGER))
+                .set(T.RESULT_HEADER_NAMES, DSL.param("headerNames", SQLDataType.JSON))
+                .set(T.RESULT_HEADER_VALUES, DSL.param("headerValues", SQLDataType.JSON))
+                .where(fence),
+                "result", "resultStatus", "headerNames", "headerValues", "consumer", "key", "attempt", "lease");
+
+        // failures first, so the status after it sees the new count
+        fail = stmt(ctx.update(T)
+                .set(T.FAILURES, T.FAILURES.plus(DSL.inline(1)))
+                .set(T.STATUS, DSL.when(T.FAILURES.ge(DSL.inline(maxAttempts)), dead).else_(failed))
+                .set(T.LAST_ERROR, p("error"))
+                .set(T.LEASE_UNTIL, noTime)
+                .where(fence),
+                "error", "consumer", "key", "attempt", "lease");
+        this.failed = stmt(ctx.select(T.STATUS, T.ATTEMPTS, T.FAILURES).from(T).where(byKey), "consumer", "key");
+
+        // Not a failure: failures stays as it is, so releases never make an entry DEAD.
+        release = stmt(ctx.update(T).set(T.STATUS, failed).set(T.LEASE_UNTIL, noTime).where(fence),
+                "consumer", "key", "attempt", "lease");
+
+        // Fencing stays safe with attempts back at 0: complete and fail also match the lease end,
+        // which no later claim repeats.
+        resetDead = stmt(ctx.update(T)
+                .set(T.STATUS, failed)
+                .set(T.ATTEMPTS, DSL.inline(0))
+                .set(T.FAILURES, DSL.inline(0))
+                .set(T.LEASE_UNTIL, noTime)
+                .where(byKey).and(T.STATUS.eq(dead)),
+                "consumer", "key");
+
+        Condition ofConsumer = T.CONSUMER.eq(p("consumer"))
+                .or(DSL.left(T.CONSUMER, DSL.param("prefixLength", SQLDataType.INTEGER)).eq(p("prefix")));
+        listDead = stmt(ctx.select(T.CONSUMER, T.MESSAGE_KEY, T.ATTEMPTS, T.LAST_ERROR, epochMicros(T.RECEIVED_AT))
+                .from(T)
+                .where(T.STATUS.eq(dead)).and(ofConsumer)
+                .orderBy(T.RECEIVED_AT, T.MESSAGE_KEY)
+                .limit(DSL.param("limit", SQLDataType.INTEGER)),
+                "consumer", "prefixLength", "prefix", "limit");
+
+        // Bounded batches, oldest first, each its own statement. DELETE has no SKIP LOCKED here:
+        // a batch waits for a delivery that holds one of its rows, at most innodb_lock_wait_timeout.
+        purge = stmt(ctx.deleteFrom(T)
+                .where(T.STATUS.eq(completed))
+                .and(T.COMPLETED_AT.lt(fromEpochSeconds("cutoff")))
+                .and(ofConsumer)
+                .orderBy(T.COMPLETED_AT)
+                .limit(DSL.inline(purgeBatch)),
+                "cutoff", "consumer", "prefixLength", "prefix");
+
+        completedByConsumer = stmt(ctx.select(T.CONSUMER, DSL.count()).from(T)
+                .where(T.STATUS.eq(completed))
+                .and(T.COMPLETED_AT.lt(fromEpochSeconds("cutoff")))
+                .groupBy(T.CONSUMER),
+                "cutoff");
+        countDead = stmt(ctx.selectCount().from(T).where(T.STATUS.eq(dead)));
+        shared = new JdbcInboxStore.Shared(complete, release, resetDead, listDead, purge, completedByConsumer, countDead);
     }
 
     /** {@code column} as whole microseconds since the epoch, free of any time zone; null stays null. */
-    private static String epochMicros(String column) {
-        return "CAST(UNIX_TIMESTAMP(" + column + ") * 1000000 AS SIGNED)";
+    private static Field<Long> epochMicros(Field<LocalDateTime> column) {
+        return DSL.field("CAST(UNIX_TIMESTAMP({0}) * 1000000 AS SIGNED)", SQLDataType.BIGINT, column);
+    }
+
+    /** A parameter bound as epoch seconds with 6 decimals ({@link BigDecimal}), as a time in the session's zone. */
+    private static Field<LocalDateTime> fromEpochSeconds(String name) {
+        return DSL.field("FROM_UNIXTIME({0})", SQLDataType.LOCALDATETIME, DSL.param(name, SQLDataType.DECIMAL(20, 6)));
+    }
+
+    /**
+     * Parameter names of one upsert, in the order they are made (which is their bind order):
+     * jOOQ keys parameters by name, so each repeated bind gets a name of its own.
+     */
+    private static final class Names {
+        private final List<String> made = new ArrayList<>();
+        private int tokens;
+        private int fingerprints;
+        private int errors;
+
+        Param<String> p(String name) {
+            return InboxSql.p(add(name));
+        }
+
+        Param<byte[]> bytes(String name) {
+            return InboxSql.bytes(add(name));
+        }
+
+        Param<Long> token() {
+            return DSL.param(add(tokens++ == 0 ? "token" : "token" + tokens), SQLDataType.BIGINT);
+        }
+
+        /** The takeover's fingerprint check; a missing fingerprint on either side matches anything. */
+        Condition sameFingerprint() {
+            Param<byte[]> isNull = InboxSql.bytes(add("fingerprint" + ++fingerprints));
+            Param<byte[]> equal = InboxSql.bytes(add("fingerprint" + ++fingerprints));
+            return T.FINGERPRINT.isNull().or(isNull.isNull()).or(T.FINGERPRINT.eq(equal));
+        }
+
+        /** Whether the update took the entry over, {@code received_txid} having been decided first. */
+        Condition mine() {
+            return T.RECEIVED_TXID.eq(token());
+        }
+
+        String[] done() {
+            return made.toArray(new String[0]);
+        }
+
+        private String add(String name) {
+            String unique = name.equals("error") && errors++ > 0 ? "error" + errors : name;
+            made.add(unique);
+            return unique;
+        }
     }
 }

@@ -10,23 +10,20 @@ import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /** The inbox table on PostgreSQL: the statements of {@link InboxSql}, bound per call. */
-final class PostgresInboxStore implements InboxStore {
+final class PostgresInboxStore extends JdbcInboxStore {
     private final InboxSql sql;
-    private final int purgeBatchSize;
-    private final String what;
 
     PostgresInboxStore(TxboxTables tables, int maxAttempts, long leaseMicros, int purgeBatchSize, String what) {
-        this.sql = new InboxSql(tables, maxAttempts, leaseMicros, purgeBatchSize);
-        this.purgeBatchSize = purgeBatchSize;
-        this.what = what;
+        this(new InboxSql(tables, maxAttempts, leaseMicros, purgeBatchSize), purgeBatchSize, what);
+    }
+
+    private PostgresInboxStore(InboxSql sql, int purgeBatchSize, String what) {
+        super(sql.shared, purgeBatchSize, what);
+        this.sql = sql;
     }
 
     @Override
@@ -85,34 +82,6 @@ final class PostgresInboxStore implements InboxStore {
     }
 
     @Override
-    public boolean complete(Connection c, Scope s, Claim claim, byte @Nullable [] result,
-            @Nullable Integer resultStatus, @Nullable Map<String, List<String>> headers) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.complete.sql())) {
-            ps.setBytes(1, result);
-            if (resultStatus == null) {
-                ps.setNull(2, Types.INTEGER);
-            } else {
-                ps.setInt(2, resultStatus);
-            }
-            if (headers == null || headers.isEmpty()) {
-                ps.setNull(3, Types.ARRAY);
-                ps.setNull(4, Types.ARRAY);
-            } else {
-                List<String> names = new ArrayList<>();
-                List<String> values = new ArrayList<>();
-                headers.forEach((name, vs) -> vs.forEach(v -> {
-                    names.add(name);
-                    values.add(v);
-                }));
-                ps.setArray(3, textArray(c, names));
-                ps.setArray(4, textArray(c, values));
-            }
-            bindFence(ps, 5, s, claim);
-            return ps.executeUpdate() > 0;
-        }
-    }
-
-    @Override
     public @Nullable Written fail(Connection c, Scope s, Claim claim, String error) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.fail.sql())) {
             ps.setString(1, error);
@@ -121,77 +90,6 @@ final class PostgresInboxStore implements InboxStore {
                 return rs.next() ? new Written(rs.getString(1), rs.getInt(2), rs.getInt(3), null, error) : null;
             }
         }
-    }
-
-    @Override
-    public boolean release(Connection c, Scope s, Claim claim) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.release.sql())) {
-            bindFence(ps, 1, s, claim);
-            return ps.executeUpdate() > 0;
-        }
-    }
-
-    @Override
-    public boolean resetDead(Connection c, Scope s) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.resetDead.sql())) {
-            bindKey(ps, 1, s);
-            return ps.executeUpdate() > 0;
-        }
-    }
-
-    @Override
-    public List<DeadEntry> listDead(Connection c, String consumer, int limit) throws SQLException {
-        String tenantPrefix = consumer + "@";
-        try (PreparedStatement ps = c.prepareStatement(sql.listDead.sql())) {
-            bindConsumer(ps, 1, consumer);
-            ps.setInt(4, limit);
-            List<DeadEntry> dead = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    String column = rs.getString(1);
-                    String tenant = column.equals(consumer) ? null : column.substring(tenantPrefix.length());
-                    dead.add(new DeadEntry(rs.getString(2), tenant, rs.getInt(3), rs.getString(4),
-                            rs.getObject(5, OffsetDateTime.class).toInstant()));
-                }
-            }
-            return List.copyOf(dead);
-        }
-    }
-
-    @Override
-    public int purgeBatch(Connection c, String consumer, OffsetDateTime cutoff) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.purge.sql())) {
-            ps.setObject(1, cutoff);
-            bindConsumer(ps, 2, consumer);
-            return ps.executeUpdate();
-        }
-    }
-
-    @Override
-    public Map<String, Long> completedByConsumer(Connection c, OffsetDateTime cutoff) throws SQLException {
-        Map<String, Long> counts = new LinkedHashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.completedByConsumer.sql())) {
-            ps.setObject(1, cutoff);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    counts.put(rs.getString(1), rs.getLong(2));
-                }
-            }
-        }
-        return counts;
-    }
-
-    @Override
-    public long countDead(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.countDead.sql()); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    @Override
-    public int purgeBatchSize() {
-        return purgeBatchSize;
     }
 
     private @Nullable Entry read(Connection c, Scope s) throws SQLException {
@@ -210,23 +108,29 @@ final class PostgresInboxStore implements InboxStore {
         }
     }
 
-    private static void bindKey(PreparedStatement ps, int from, Scope s) throws SQLException {
-        ps.setString(from, s.column());
-        ps.setString(from + 1, s.key());
+        /** The consumer's own entries and its tenants' ({@code consumer@tenant}). */
+            @Override
+    void bindLeaseEnd(PreparedStatement ps, int i, Instant leaseEnd) throws SQLException {
+        ps.setObject(i, OffsetDateTime.ofInstant(leaseEnd, ZoneOffset.UTC));
     }
 
-    /** The consumer's own entries and its tenants' ({@code consumer@tenant}). */
-    private static void bindConsumer(PreparedStatement ps, int from, String consumer) throws SQLException {
-        ps.setString(from, consumer);
-        ps.setInt(from + 1, consumer.length() + 1);
-        ps.setString(from + 2, consumer + "@");
+    @Override
+    void bindCutoff(PreparedStatement ps, int i, OffsetDateTime cutoff) throws SQLException {
+        ps.setObject(i, cutoff);
     }
 
-    private static void bindFence(PreparedStatement ps, int from, Scope s, Claim claim) throws SQLException {
-        bindKey(ps, from, s);
-        ps.setInt(from + 2, claim.fencingToken());
-        Instant until = Objects.requireNonNull(claim.leaseUntil(), "an acquired claim has a lease end");
-        ps.setObject(from + 3, OffsetDateTime.ofInstant(until, ZoneOffset.UTC));
+    @Override
+    Instant instant(ResultSet rs, int i) throws SQLException {
+        return rs.getObject(i, OffsetDateTime.class).toInstant();
+    }
+
+    @Override
+    void bindStrings(Connection c, PreparedStatement ps, int i, @Nullable List<String> values) throws SQLException {
+        if (values == null) {
+            ps.setNull(i, Types.ARRAY);
+        } else {
+            ps.setArray(i, textArray(c, values));
+        }
     }
 
     private static Array textArray(Connection c, List<String> values) throws SQLException {
@@ -237,7 +141,4 @@ final class PostgresInboxStore implements InboxStore {
         return array == null ? null : (String[]) array.getArray();
     }
 
-    private String what(Scope s) {
-        return what + " key " + s.label();
     }
-}

@@ -5,9 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.txbox.RetryableException;
-import io.txbox.TxboxTables;
-import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -23,62 +22,84 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A concurrent duplicate at each isolation level: READ COMMITTED answers DUPLICATE; REPEATABLE
- * READ and SERIALIZABLE answer with a retryable error, never FIRST.
+ * A concurrent duplicate at each isolation level. PostgreSQL: READ COMMITTED answers DUPLICATE;
+ * REPEATABLE READ and SERIALIZABLE answer with a retryable error, never FIRST. MariaDB: the
+ * duplicate waits on the row lock and answers DUPLICATE at every level, its default REPEATABLE
+ * READ included, since the write and the read after it are locking reads of the latest row.
  */
 class InboxIsolationIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(12);
+    static final TestDatabases DBS = TestDatabases.perClass(12);
 
-    static TxboxTables tables;
-    static Inbox inbox;
-    static Rows rows;
+    private TestDatabase db;
+    private Rows rows;
+    private Inbox inbox;
 
-    @BeforeAll
-    static void migrate() {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        inbox = Inbox.builder("isolation").tables(tables).build();
-        rows = new Rows(PG.dataSource(), tables);
-        rows.execute("create table " + PG.schema() + ".business (message_key text not null)");
+    private void use(TestDatabase db) {
+        this.db = db;
+        rows = Rows.of(db);
+        inbox = Inbox.builder("isolation").tables(rows.tables).build();
+        rows.execute("create table if not exists " + rows.table("business") + " (message_key " + rows.text()
+                + " not null)");
     }
 
-    private static Connection begin(int isolation) throws SQLException {
-        Connection c = PG.connection();
+    /** Each database at each isolation level. */
+    static Stream<Arguments> levels() {
+        return DBS.all().stream().flatMap(db -> Stream.of(Connection.TRANSACTION_READ_COMMITTED,
+                        Connection.TRANSACTION_REPEATABLE_READ, Connection.TRANSACTION_SERIALIZABLE)
+                .map(level -> Arguments.of(Named.of(db.kind().toString(), db), Named.of(levelName(level), level))));
+    }
+
+    private static String levelName(int level) {
+        return switch (level) {
+            case Connection.TRANSACTION_READ_COMMITTED -> "READ COMMITTED";
+            case Connection.TRANSACTION_REPEATABLE_READ -> "REPEATABLE READ";
+            default -> "SERIALIZABLE";
+        };
+    }
+
+    private Connection begin(int isolation) throws SQLException {
+        Connection c = db.connection();
         c.setTransactionIsolation(isolation);
         c.setAutoCommit(false);
         return c;
     }
 
-    private static int pid(Connection c) throws SQLException {
+    /** The server's id of the session, read before its transaction so no snapshot is taken yet. */
+    private long session(Connection c) throws SQLException {
+        if (!rows.postgres()) {
+            return DBS.mariadb().connectionId(c);
+        }
         try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("select pg_backend_pid()")) {
             rs.next();
             return rs.getInt(1);
         }
     }
 
-    /** Waits until the backend {@code pid} is blocked on a lock, i.e. on the other delivery's entry. */
-    private static void awaitBlocked(int pid) {
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() ->
-                "Lock".equals(rows.string("select wait_event_type from pg_stat_activity where pid = "
-                        + pid)));
+    /** Waits until session {@code id} is blocked on a lock, i.e. on the other delivery's entry. */
+    private void awaitBlocked(long id) {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> rows.postgres()
+                ? "Lock".equals(rows.string("select wait_event_type from pg_stat_activity where pid = " + id))
+                : DBS.mariadb().waitsForLock(id));
     }
 
-    @ParameterizedTest(name = "isolation {0}")
-    @ValueSource(ints = {Connection.TRANSACTION_READ_COMMITTED, Connection.TRANSACTION_REPEATABLE_READ,
-            Connection.TRANSACTION_SERIALIZABLE})
-    void receive_concurrentDuplicateAfterFirstCommits_isDuplicateOrRetryableNeverFirst(int isolation)
+    @ParameterizedTest(name = "{0}, {1}")
+    @MethodSource("levels")
+    void receive_concurrentDuplicateAfterFirstCommits_isDuplicateOrRetryableNeverFirst(TestDatabase db, int isolation)
             throws Exception {
+        use(db);
         InboundMessage m = InboundMessage.of("race-" + isolation, new byte[] {1});
-        try (Connection first = begin(isolation); Connection second = PG.connection()) {
-            int secondPid = pid(second); // before its transaction, so no snapshot is taken yet
+        try (Connection first = begin(isolation); Connection second = db.connection()) {
+            long secondPid = session(second);
             second.setTransactionIsolation(isolation);
             second.setAutoCommit(false);
             assertThat(inbox.receive(first, m).isFirst()).isTrue();
@@ -87,7 +108,7 @@ class InboxIsolationIT {
             awaitBlocked(secondPid);
             first.commit();
 
-            if (isolation == Connection.TRANSACTION_READ_COMMITTED) {
+            if (isolation == Connection.TRANSACTION_READ_COMMITTED || !rows.postgres()) {
                 assertThat(waiting.get(10, TimeUnit.SECONDS).status()).isEqualTo(Receipt.Status.DUPLICATE);
             } else {
                 assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS))
@@ -102,13 +123,13 @@ class InboxIsolationIT {
         assertThat(rows.count("message_key = 'race-" + isolation + "'")).isEqualTo(1);
     }
 
-    @ParameterizedTest(name = "isolation {0}")
-    @ValueSource(ints = {Connection.TRANSACTION_READ_COMMITTED, Connection.TRANSACTION_REPEATABLE_READ,
-            Connection.TRANSACTION_SERIALIZABLE})
-    void receive_concurrentDuplicateAfterFirstRollsBack_becomesFirst(int isolation) throws Exception {
+    @ParameterizedTest(name = "{0}, {1}")
+    @MethodSource("levels")
+    void receive_concurrentDuplicateAfterFirstRollsBack_becomesFirst(TestDatabase db, int isolation) throws Exception {
+        use(db);
         InboundMessage m = InboundMessage.of("undo-" + isolation, new byte[] {1});
-        try (Connection first = begin(isolation); Connection second = PG.connection()) {
-            int secondPid = pid(second);
+        try (Connection first = begin(isolation); Connection second = db.connection()) {
+            long secondPid = session(second);
             second.setTransactionIsolation(isolation);
             second.setAutoCommit(false);
             assertThat(inbox.receive(first, m).isFirst()).isTrue();
@@ -123,12 +144,12 @@ class InboxIsolationIT {
         assertThat(rows.count("message_key = 'undo-" + isolation + "'")).isEqualTo(1);
     }
 
-    @ParameterizedTest(name = "isolation {0}")
-    @ValueSource(ints = {Connection.TRANSACTION_READ_COMMITTED, Connection.TRANSACTION_REPEATABLE_READ,
-            Connection.TRANSACTION_SERIALIZABLE})
-    void process_concurrentDuplicatesAtEachLevel_runTheHandlerOncePerKey(int isolation) throws Exception {
-        DataSource ds = atIsolation(PG.dataSource(), isolation);
-        String insert = "insert into " + PG.schema() + ".business values (?)";
+    @ParameterizedTest(name = "{0}, {1}")
+    @MethodSource("levels")
+    void process_concurrentDuplicatesAtEachLevel_runTheHandlerOncePerKey(TestDatabase db, int isolation) throws Exception {
+        use(db);
+        DataSource ds = atIsolation(db.dataSource(), isolation);
+        String insert = "insert into " + rows.table("business") + " values (?)";
         int threads = 8;
         int keys = 25;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -161,8 +182,49 @@ class InboxIsolationIT {
         assertThat(all).extracting(Outcome::status)
                 .containsOnly(Outcome.Status.PROCESSED, Outcome.Status.DUPLICATE)
                 .filteredOn(s -> s == Outcome.Status.PROCESSED).hasSize(keys);
-        assertThat(rows.queryLong("select count(*) from " + PG.schema() + ".business where message_key like 'p"
+        assertThat(rows.queryLong("select count(*) from " + rows.table("business") + " where message_key like 'p"
                 + isolation + "-%'")).isEqualTo(keys);
+    }
+
+    /**
+     * Two deliveries that take the same two keys in opposite orders deadlock: the database breaks
+     * it (PostgreSQL 40P01, MariaDB 1213) and the victim's receive throws a RetryableException,
+     * while the other goes on to FIRST for both keys.
+     */
+    @ParameterizedTest(name = "{0}, {1}")
+    @MethodSource("levels")
+    void receive_keysInOppositeOrders_deadlockSurfacesAsRetryable(TestDatabase db, int isolation) throws Exception {
+        use(db);
+        InboundMessage a = InboundMessage.of("dl-a-" + isolation, new byte[] {1});
+        InboundMessage b = InboundMessage.of("dl-b-" + isolation, new byte[] {2});
+        try (Connection one = begin(isolation); Connection two = begin(isolation)) {
+            long oneId = session(one);
+            assertThat(inbox.receive(one, a).isFirst()).isTrue();
+            assertThat(inbox.receive(two, b).isFirst()).isTrue();
+            CompletableFuture<Receipt> oneWaits = CompletableFuture.supplyAsync(() -> inbox.receive(one, b));
+            awaitBlocked(oneId);
+            Receipt twoGot = null;
+            RetryableException victim = null;
+            try {
+                twoGot = inbox.receive(two, a);
+            } catch (RetryableException e) {
+                victim = e;
+                two.rollback();
+            }
+            if (victim == null) {
+                assertThatThrownBy(() -> oneWaits.get(20, TimeUnit.SECONDS)).cause()
+                        .isInstanceOf(RetryableException.class);
+                one.rollback();
+                assertThat(twoGot.isFirst()).isTrue();
+                two.commit();
+            } else {
+                assertThat(oneWaits.get(20, TimeUnit.SECONDS).isFirst()).isTrue();
+                one.commit();
+                victim = victim.getMessage().contains("1213") || victim.getMessage().contains("40P01") ? null : victim;
+                assertThat(victim).as("the deadlock's SQL state or error code is named").isNull();
+            }
+        }
+        assertThat(rows.count("message_key like 'dl-%-" + isolation + "' and status = 'COMPLETED'")).isEqualTo(2);
     }
 
     /** {@code ds} whose connections run at {@code isolation}; the pool restores its default on return. */

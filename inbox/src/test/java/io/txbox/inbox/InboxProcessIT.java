@@ -5,9 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.InvalidInputException;
-import io.txbox.TxboxTables;
-import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -15,25 +14,25 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@link Inbox#process}: the one-call transaction, failure counting, DEAD entries and their reset. */
 class InboxProcessIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
-    static TxboxTables tables;
-    static Inbox inbox;
-    static Rows rows;
     static final Map<Outcome.Status, AtomicInteger> heard = new ConcurrentHashMap<>();
 
-    @BeforeAll
-    static void migrate() {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        inbox = Inbox.builder("payments").tables(tables).maxAttempts(3)
+    private TestDatabase db;
+    private Rows rows;
+    private Inbox inbox;
+
+    private void use(TestDatabase db) {
+        this.db = db;
+        rows = Rows.of(db);
+        inbox = Inbox.builder("payments").tables(rows.tables).maxAttempts(3)
                 .listener(new InboxListener() {
                     @Override
                     public void onOutcome(String consumer, Outcome.Status status) {
@@ -41,37 +40,39 @@ class InboxProcessIT {
                     }
                 })
                 .build();
-        rows = new Rows(PG.dataSource(), tables);
-        rows.execute("create table " + PG.schema() + ".business (message_key text not null)");
+        rows.execute("create table if not exists " + rows.table("business") + " (message_key " + rows.text()
+                + " not null)");
     }
 
-    private static long business(String key) {
-        return rows.queryLong("select count(*) from " + PG.schema() + ".business where message_key = '" + key + "'");
+    private long business(String key) {
+        return rows.queryLong("select count(*) from " + rows.table("business") + " where message_key = '" + key + "'");
     }
 
-    private static Handler inserting(String result) {
+    private Handler inserting(String result) {
         return (tx, m) -> {
             insert(tx, m.key());
             return result.getBytes(UTF_8);
         };
     }
 
-    private static void insert(Connection tx, String key) throws SQLException {
-        try (PreparedStatement ps = tx.prepareStatement("insert into " + PG.schema() + ".business values (?)")) {
+    private void insert(Connection tx, String key) throws SQLException {
+        try (PreparedStatement ps = tx.prepareStatement("insert into " + rows.table("business") + " values (?)")) {
             ps.setString(1, key);
             ps.executeUpdate();
         }
     }
 
-    private static Handler failing(String message) {
+    private Handler failing(String message) {
         return (tx, m) -> {
             insert(tx, m.key());
             throw new IllegalStateException(message);
         };
     }
 
-    @Test
-    void process_firstThenRedelivered_runsOnceAndReplaysStoredResult() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_firstThenRedelivered_runsOnceAndReplaysStoredResult(TestDatabase db) {
+        use(db);
         InboundMessage m = InboundMessage.of("pay-1", "charge 10".getBytes(UTF_8));
         AtomicInteger calls = new AtomicInteger();
         Handler h = (tx, msg) -> {
@@ -79,8 +80,8 @@ class InboxProcessIT {
             return inserting("charged:abc").handle(tx, msg);
         };
 
-        Outcome first = inbox.process(PG.dataSource(), m, h);
-        Outcome second = inbox.process(PG.dataSource(), m, h);
+        Outcome first = inbox.process(db.dataSource(), m, h);
+        Outcome second = inbox.process(db.dataSource(), m, h);
 
         assertThat(first.status()).isEqualTo(Outcome.Status.PROCESSED);
         assertThat(first.isFinal()).isTrue();
@@ -90,13 +91,15 @@ class InboxProcessIT {
         assertThat(business("pay-1")).isEqualTo(1);
     }
 
-    @Test
-    void process_handlerSeesHeadersIncludingTraceContext() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_handlerSeesHeadersIncludingTraceContext(TestDatabase db) {
+        use(db);
         String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
         InboundMessage m = InboundMessage.builder("pay-trace", new byte[0])
                 .header("traceparent", traceparent).header("tracestate", "vendor=1").build();
         AtomicInteger seen = new AtomicInteger();
-        inbox.process(PG.dataSource(), m, (tx, msg) -> {
+        inbox.process(db.dataSource(), m, (tx, msg) -> {
             if (traceparent.equals(msg.header("traceparent")) && "vendor=1".equals(msg.header("tracestate"))) {
                 seen.incrementAndGet();
             }
@@ -105,11 +108,13 @@ class InboxProcessIT {
         assertThat(seen).hasValue(1);
     }
 
-    @Test
-    void process_handlerThrows_rollsBackBusinessWritesButCountsAttemptAndError() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_handlerThrows_rollsBackBusinessWritesButCountsAttemptAndError(TestDatabase db) {
+        use(db);
         InboundMessage m = InboundMessage.of("pay-fail", new byte[] {1});
 
-        Outcome outcome = inbox.process(PG.dataSource(), m, failing("gateway said no"));
+        Outcome outcome = inbox.process(db.dataSource(), m, failing("gateway said no"));
 
         assertThat(outcome.status()).isEqualTo(Outcome.Status.FAILED);
         assertThat(outcome.isFinal()).isFalse();
@@ -122,31 +127,35 @@ class InboxProcessIT {
                 .isEqualTo("java.lang.IllegalStateException: gateway said no");
     }
 
-    @Test
-    void process_failedThenSucceeds_runsAgainAndCountsBothAttempts() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_failedThenSucceeds_runsAgainAndCountsBothAttempts(TestDatabase db) {
+        use(db);
         InboundMessage m = InboundMessage.of("pay-retry", new byte[] {1});
-        inbox.process(PG.dataSource(), m, failing("timeout"));
+        inbox.process(db.dataSource(), m, failing("timeout"));
 
-        Outcome retried = inbox.process(PG.dataSource(), m, inserting("ok"));
+        Outcome retried = inbox.process(db.dataSource(), m, inserting("ok"));
 
         assertThat(retried.status()).isEqualTo(Outcome.Status.PROCESSED);
         assertThat(retried.attempts()).isEqualTo(2);
         assertThat(business("pay-retry")).isEqualTo(1);
-        assertThat(inbox.process(PG.dataSource(), m, inserting("again")).result()).asString(UTF_8).isEqualTo("ok");
+        assertThat(inbox.process(db.dataSource(), m, inserting("again")).result()).asString(UTF_8).isEqualTo("ok");
     }
 
-    @Test
-    void process_failsMaxAttemptsTimes_becomesDeadAndLaterDeliveriesReportDeadWithReason() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_failsMaxAttemptsTimes_becomesDeadAndLaterDeliveriesReportDeadWithReason(TestDatabase db) {
+        use(db);
         InboundMessage m = InboundMessage.of("pay-poison", new byte[] {1});
-        assertThat(inbox.process(PG.dataSource(), m, failing("bad 1")).status()).isEqualTo(Outcome.Status.FAILED);
-        assertThat(inbox.process(PG.dataSource(), m, failing("bad 2")).status()).isEqualTo(Outcome.Status.FAILED);
-        Outcome third = inbox.process(PG.dataSource(), m, failing("bad 3"));
+        assertThat(inbox.process(db.dataSource(), m, failing("bad 1")).status()).isEqualTo(Outcome.Status.FAILED);
+        assertThat(inbox.process(db.dataSource(), m, failing("bad 2")).status()).isEqualTo(Outcome.Status.FAILED);
+        Outcome third = inbox.process(db.dataSource(), m, failing("bad 3"));
         assertThat(third.status()).isEqualTo(Outcome.Status.DEAD);
         assertThat(third.isFinal()).isTrue();
         assertThat(third.attempts()).isEqualTo(3);
 
         AtomicInteger calls = new AtomicInteger();
-        Outcome later = inbox.process(PG.dataSource(), m, (tx, msg) -> {
+        Outcome later = inbox.process(db.dataSource(), m, (tx, msg) -> {
             calls.incrementAndGet();
             return null;
         });
@@ -154,53 +163,59 @@ class InboxProcessIT {
         assertThat(later.reason()).contains("bad 3");
         assertThat(calls).hasValue(0);
         assertThat(business("pay-poison")).isZero();
-        assertThat(inbox.listDead(PG.dataSource(), 100)).extracting(DeadEntry::key).contains("pay-poison");
+        assertThat(inbox.listDead(db.dataSource(), 100)).extracting(DeadEntry::key).contains("pay-poison");
     }
 
-    @Test
-    void resetDead_deadEntry_nextDeliveryRunsTheHandlerAgain() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void resetDead_deadEntry_nextDeliveryRunsTheHandlerAgain(TestDatabase db) {
+        use(db);
         InboundMessage m = InboundMessage.of("pay-reset", new byte[] {1});
         for (int i = 0; i < 3; i++) {
-            inbox.process(PG.dataSource(), m, failing("down"));
+            inbox.process(db.dataSource(), m, failing("down"));
         }
         assertThat(rows.status("payments", "pay-reset")).isEqualTo("DEAD");
 
-        assertThat(inbox.resetDead(PG.dataSource(), "pay-reset")).isTrue();
-        assertThat(inbox.resetDead(PG.dataSource(), "pay-reset")).isFalse();
-        Outcome after = inbox.process(PG.dataSource(), m, inserting("finally"));
+        assertThat(inbox.resetDead(db.dataSource(), "pay-reset")).isTrue();
+        assertThat(inbox.resetDead(db.dataSource(), "pay-reset")).isFalse();
+        Outcome after = inbox.process(db.dataSource(), m, inserting("finally"));
 
         assertThat(after.status()).isEqualTo(Outcome.Status.PROCESSED);
         assertThat(after.attempts()).isEqualTo(1);
         assertThat(business("pay-reset")).isEqualTo(1);
-        assertThat(inbox.listDead(PG.dataSource(), 100)).extracting(DeadEntry::key).doesNotContain("pay-reset");
+        assertThat(inbox.listDead(db.dataSource(), 100)).extracting(DeadEntry::key).doesNotContain("pay-reset");
     }
 
-    @Test
-    void listDead_reportsTenantAndReasonOfThisConsumerOnly() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void listDead_reportsTenantAndReasonOfThisConsumerOnly(TestDatabase db) {
+        use(db);
         InboundMessage m = InboundMessage.builder("pay-dead-tenant", new byte[] {1}).tenant("acme").build();
         for (int i = 0; i < 3; i++) {
-            inbox.process(PG.dataSource(), m, failing("card expired"));
+            inbox.process(db.dataSource(), m, failing("card expired"));
         }
-        Inbox other = Inbox.builder("payments-eu").tables(tables).maxAttempts(1).build();
-        other.process(PG.dataSource(), InboundMessage.of("pay-other", new byte[0]), failing("x"));
+        Inbox other = Inbox.builder("payments-eu").tables(rows.tables).maxAttempts(1).build();
+        other.process(db.dataSource(), InboundMessage.of("pay-other", new byte[0]), failing("x"));
 
-        List<DeadEntry> dead = inbox.listDead(PG.dataSource(), 100);
+        List<DeadEntry> dead = inbox.listDead(db.dataSource(), 100);
         assertThat(dead).filteredOn(d -> d.key().equals("pay-dead-tenant")).singleElement().satisfies(d -> {
             assertThat(d.tenant()).isEqualTo("acme");
             assertThat(d.attempts()).isEqualTo(3);
             assertThat(d.reason()).contains("card expired");
         });
         assertThat(dead).extracting(DeadEntry::key).doesNotContain("pay-other");
-        assertThat(other.listDead(PG.dataSource(), 100)).extracting(DeadEntry::key).containsExactly("pay-other");
-        assertThat(inbox.resetDead(PG.dataSource(), "pay-dead-tenant", "acme")).isTrue();
+        assertThat(other.listDead(db.dataSource(), 100)).extracting(DeadEntry::key).containsExactly("pay-other");
+        assertThat(inbox.resetDead(db.dataSource(), "pay-dead-tenant", "acme")).isTrue();
     }
 
-    @Test
-    void process_handlerResultOverCap_isRefusedAndWritesNothing() {
-        Inbox capped = Inbox.builder("capped").tables(tables).maxPayloadBytes(16).build();
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_handlerResultOverCap_isRefusedAndWritesNothing(TestDatabase db) {
+        use(db);
+        Inbox capped = Inbox.builder("capped").tables(rows.tables).maxPayloadBytes(16).build();
         InboundMessage m = InboundMessage.of("pay-too-big", "charge 10".getBytes(UTF_8));
 
-        assertThatThrownBy(() -> capped.process(PG.dataSource(), m, inserting("x".repeat(17))))
+        assertThatThrownBy(() -> capped.process(db.dataSource(), m, inserting("x".repeat(17))))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("17 bytes, more than maxPayloadBytes 16");
 
@@ -208,12 +223,14 @@ class InboxProcessIT {
         assertThat(business("pay-too-big")).isZero();
     }
 
-    @Test
-    void process_sameKeyDifferentPayload_reportsKeyReusedAndRunsNothing() {
-        inbox.process(PG.dataSource(), InboundMessage.of("pay-reuse", "a".getBytes(UTF_8)), inserting("ok"));
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_sameKeyDifferentPayload_reportsKeyReusedAndRunsNothing(TestDatabase db) {
+        use(db);
+        inbox.process(db.dataSource(), InboundMessage.of("pay-reuse", "a".getBytes(UTF_8)), inserting("ok"));
         AtomicInteger calls = new AtomicInteger();
 
-        Outcome reused = inbox.process(PG.dataSource(), InboundMessage.of("pay-reuse", "b".getBytes(UTF_8)),
+        Outcome reused = inbox.process(db.dataSource(), InboundMessage.of("pay-reuse", "b".getBytes(UTF_8)),
                 (tx, m) -> {
                     calls.incrementAndGet();
                     return null;
@@ -225,12 +242,14 @@ class InboxProcessIT {
         assertThat(calls).hasValue(0);
     }
 
-    @Test
-    void process_handlerHitsSerializationFailure_retriesTheWholeTransaction() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_handlerHitsSerializationFailure_retriesTheWholeTransaction(TestDatabase db) {
+        use(db);
         InboundMessage m = InboundMessage.of("pay-serial", new byte[] {1});
         AtomicInteger calls = new AtomicInteger();
 
-        Outcome outcome = inbox.process(PG.dataSource(), m, (tx, msg) -> {
+        Outcome outcome = inbox.process(db.dataSource(), m, (tx, msg) -> {
             insert(tx, msg.key());
             if (calls.incrementAndGet() == 1) {
                 throw new SQLException("could not serialize access", "40001");
@@ -244,38 +263,44 @@ class InboxProcessIT {
         assertThat(business("pay-serial")).isEqualTo(1);
     }
 
-    @Test
-    void recordFailure_forAdaptersOwnTransaction_countsInSeparateTransaction() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void recordFailure_forAdaptersOwnTransaction_countsInSeparateTransaction(TestDatabase db) {
+        use(db);
         InboundMessage m = InboundMessage.of("pay-adapter", new byte[] {1});
 
-        Outcome outcome = inbox.recordFailure(PG.dataSource(), m, new RuntimeException("broker said no"));
+        Outcome outcome = inbox.recordFailure(db.dataSource(), m, new RuntimeException("broker said no"));
 
         assertThat(outcome.status()).isEqualTo(Outcome.Status.FAILED);
         assertThat(outcome.attempts()).isEqualTo(1);
         assertThat(rows.status("payments", "pay-adapter")).isEqualTo("FAILED");
     }
 
-    @Test
-    void recordFailure_afterKeyCompleted_reportsDuplicateAndCountsNothing() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void recordFailure_afterKeyCompleted_reportsDuplicateAndCountsNothing(TestDatabase db) {
+        use(db);
         InboundMessage m = InboundMessage.of("pay-late-failure", new byte[] {1});
-        inbox.process(PG.dataSource(), m, inserting("done"));
+        inbox.process(db.dataSource(), m, inserting("done"));
 
-        Outcome outcome = inbox.recordFailure(PG.dataSource(), m, new RuntimeException("stale"));
+        Outcome outcome = inbox.recordFailure(db.dataSource(), m, new RuntimeException("stale"));
 
         assertThat(outcome.status()).isEqualTo(Outcome.Status.DUPLICATE);
         assertThat(rows.status("payments", "pay-late-failure")).isEqualTo("COMPLETED");
     }
 
-    @Test
-    void listener_hearsProcessedDuplicateAndFailed() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void listener_hearsProcessedDuplicateAndFailed(TestDatabase db) {
+        use(db);
         InboundMessage m = InboundMessage.of("pay-listen", new byte[] {1});
         int processed = count(Outcome.Status.PROCESSED);
         int duplicate = count(Outcome.Status.DUPLICATE);
         int failed = count(Outcome.Status.FAILED);
-        assertThat(inbox.process(PG.dataSource(), m, failing("gateway down")).status()).isEqualTo(Outcome.Status.FAILED);
+        assertThat(inbox.process(db.dataSource(), m, failing("gateway down")).status()).isEqualTo(Outcome.Status.FAILED);
         assertThat(count(Outcome.Status.FAILED)).isEqualTo(failed + 1);
-        inbox.process(PG.dataSource(), m, inserting("x"));
-        inbox.process(PG.dataSource(), m, inserting("x"));
+        inbox.process(db.dataSource(), m, inserting("x"));
+        inbox.process(db.dataSource(), m, inserting("x"));
         assertThat(count(Outcome.Status.PROCESSED)).isEqualTo(processed + 1);
         assertThat(count(Outcome.Status.DUPLICATE)).isEqualTo(duplicate + 1);
         assertThat(count(Outcome.Status.FAILED)).isEqualTo(failed + 1);

@@ -6,37 +6,34 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.InvalidInputException;
 import io.txbox.TxboxException;
-import io.txbox.TxboxTables;
-import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.sql.Statement;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Atomic mode through {@link Inbox#receive}: the entry lives and dies with the caller's transaction. */
 class InboxReceiveIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
-    static TxboxTables tables;
-    static Inbox inbox;
-    static Rows rows;
+    private TestDatabase db;
+    private Rows rows;
+    private Inbox inbox;
 
-    @BeforeAll
-    static void migrate() throws SQLException {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        inbox = Inbox.builder("orders").tables(tables).maxPayloadBytes(1000).build();
-        rows = new Rows(PG.dataSource(), tables);
-        rows.execute("create table " + PG.schema() + ".business (id text primary key)");
+    private void use(TestDatabase db) {
+        this.db = db;
+        rows = Rows.of(db);
+        inbox = Inbox.builder("orders").tables(rows.tables).maxPayloadBytes(1000).build();
+        rows.execute("create table if not exists " + rows.table("business") + " (id " + rows.text() + " primary key)");
     }
 
-    private static Receipt receiveAndCommit(Inbox in, InboundMessage m, byte[] result) throws SQLException {
-        try (Connection c = PG.dataSource().getConnection()) {
+    private Receipt receiveAndCommit(Inbox in, InboundMessage m, byte[] result) throws SQLException {
+        try (Connection c = db.dataSource().getConnection()) {
             c.setAutoCommit(false);
             Receipt r = in.receive(c, m);
             if (r.isFirst() && result != null) {
@@ -48,8 +45,10 @@ class InboxReceiveIT {
         }
     }
 
-    @Test
-    void receive_sameKeyTwice_reportsDuplicateWithStoredResult() throws SQLException {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_sameKeyTwice_reportsDuplicateWithStoredResult(TestDatabase db) throws SQLException {
+        use(db);
         InboundMessage m = InboundMessage.of("k-dup", "pay 10".getBytes(UTF_8));
         Receipt first = receiveAndCommit(inbox, m, "receipt-1".getBytes(UTF_8));
         Receipt second = receiveAndCommit(inbox, m, null);
@@ -61,8 +60,10 @@ class InboxReceiveIT {
         assertThat(rows.status("orders", "k-dup")).isEqualTo("COMPLETED");
     }
 
-    @Test
-    void receive_duplicateWithoutStoredResult_reportsDuplicateWithNullResult() throws SQLException {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_duplicateWithoutStoredResult_reportsDuplicateWithNullResult(TestDatabase db) throws SQLException {
+        use(db);
         InboundMessage m = InboundMessage.of("k-noresult", new byte[] {1});
         receiveAndCommit(inbox, m, null);
         Receipt again = receiveAndCommit(inbox, m, null);
@@ -70,38 +71,44 @@ class InboxReceiveIT {
         assertThat(again.result()).isNull();
     }
 
-    @Test
-    void receive_rolledBack_leavesNoEntrySoNextDeliveryIsFirst() throws SQLException {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_rolledBack_leavesNoEntrySoNextDeliveryIsFirst(TestDatabase db) throws SQLException {
+        use(db);
         InboundMessage m = InboundMessage.of("k-rollback", new byte[] {1});
-        try (Connection c = PG.dataSource().getConnection()) {
+        try (Connection c = db.dataSource().getConnection()) {
             c.setAutoCommit(false);
             assertThat(inbox.receive(c, m).isFirst()).isTrue();
             try (Statement s = c.createStatement()) {
-                s.execute("insert into business values ('k-rollback')");
+                s.execute("insert into " + rows.table("business") + " values ('k-rollback')");
             }
             c.rollback();
             c.setAutoCommit(true);
         }
         assertThat(rows.count("message_key = 'k-rollback'")).isZero();
-        assertThat(rows.queryLong("select count(*) from " + PG.schema() + ".business")).isZero();
+        assertThat(rows.queryLong("select count(*) from " + rows.table("business") + "")).isZero();
         assertThat(receiveAndCommit(inbox, m, null).isFirst()).isTrue();
     }
 
-    @Test
-    void receive_sameKeyDifferentPayload_throwsKeyReuseNamingConsumerAndKeyNotPayload() throws SQLException {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_sameKeyDifferentPayload_throwsKeyReuseNamingConsumerAndKeyNotPayload(TestDatabase db) throws SQLException {
+        use(db);
         receiveAndCommit(inbox, InboundMessage.of("k-reuse", "pay 10".getBytes(UTF_8)), "ok".getBytes(UTF_8));
 
         assertThatThrownBy(() -> receiveAndCommit(inbox, InboundMessage.of("k-reuse", "pay 99".getBytes(UTF_8)), null))
                 .isInstanceOf(KeyReuseException.class)
                 .hasMessageContaining("\"orders\"").hasMessageContaining("\"k-reuse\"")
                 .hasMessageNotContaining("pay 99").hasMessageNotContaining("pay 10");
-        assertThat(rows.string("select convert_from(result, 'UTF8') from " + rows.inbox()
+        assertThat(rows.string("select " + rows.utf8("result") + " from " + rows.inbox()
                 + " where message_key = 'k-reuse'")).isEqualTo("ok");
     }
 
-    @Test
-    void receive_customCanonicalFingerprint_treatsEquivalentPayloadsAsSame() throws SQLException {
-        Inbox lenient = Inbox.builder("canonical").tables(tables)
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_customCanonicalFingerprint_treatsEquivalentPayloadsAsSame(TestDatabase db) throws SQLException {
+        use(db);
+        Inbox lenient = Inbox.builder("canonical").tables(rows.tables)
                 .fingerprint(Fingerprint.sha256Of(m -> new String(m.payload(), UTF_8).strip().getBytes(UTF_8)))
                 .build();
         receiveAndCommit(lenient, InboundMessage.of("k-canon", "{\"a\":1}".getBytes(UTF_8)), null);
@@ -109,17 +116,21 @@ class InboxReceiveIT {
         assertThat(again.status()).isEqualTo(Receipt.Status.DUPLICATE);
     }
 
-    @Test
-    void receive_sameKeyTwoConsumers_makesTwoEntries() throws SQLException {
-        Inbox billing = Inbox.builder("billing").tables(tables).build();
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_sameKeyTwoConsumers_makesTwoEntries(TestDatabase db) throws SQLException {
+        use(db);
+        Inbox billing = Inbox.builder("billing").tables(rows.tables).build();
         InboundMessage m = InboundMessage.of("k-scope", new byte[] {7});
         assertThat(receiveAndCommit(inbox, m, null).isFirst()).isTrue();
         assertThat(receiveAndCommit(billing, m, null).isFirst()).isTrue();
         assertThat(rows.count("message_key = 'k-scope'")).isEqualTo(2);
     }
 
-    @Test
-    void receive_sameKeyTwoTenants_makesTwoEntries() throws SQLException {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_sameKeyTwoTenants_makesTwoEntries(TestDatabase db) throws SQLException {
+        use(db);
         InboundMessage acme = InboundMessage.builder("k-tenant", new byte[] {7}).tenant("acme").build();
         InboundMessage globex = InboundMessage.builder("k-tenant", new byte[] {8}).tenant("globex").build();
         assertThat(receiveAndCommit(inbox, acme, null).isFirst()).isTrue();
@@ -128,9 +139,11 @@ class InboxReceiveIT {
         assertThat(rows.count("message_key = 'k-tenant'")).isEqualTo(2);
     }
 
-    @Test
-    void receive_autoCommitConnection_isRefusedAndWritesNothing() throws SQLException {
-        try (Connection c = PG.dataSource().getConnection()) {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_autoCommitConnection_isRefusedAndWritesNothing(TestDatabase db) throws SQLException {
+        use(db);
+        try (Connection c = db.dataSource().getConnection()) {
             assertThatThrownBy(() -> inbox.receive(c, InboundMessage.of("k-auto", new byte[0])))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("auto-commit")
                     .hasMessageContaining("setAutoCommit(false)");
@@ -138,22 +151,26 @@ class InboxReceiveIT {
         assertThat(rows.count("message_key = 'k-auto'")).isZero();
     }
 
-    @Test
-    void storeResult_autoCommitConnection_isRefusedNamingTheFixAndChangesNothing() throws SQLException {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void storeResult_autoCommitConnection_isRefusedNamingTheFixAndChangesNothing(TestDatabase db) throws SQLException {
+        use(db);
         InboundMessage m = InboundMessage.of("k-store-auto", new byte[] {1});
         receiveAndCommit(inbox, m, "kept".getBytes(UTF_8));
-        try (Connection c = PG.dataSource().getConnection()) {
+        try (Connection c = db.dataSource().getConnection()) {
             assertThatThrownBy(() -> inbox.storeResult(c, m, "replaced".getBytes(UTF_8)))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("inbox store result")
                     .hasMessageContaining("auto-commit mode").hasMessageContaining("setAutoCommit(false)");
         }
-        assertThat(rows.string("select convert_from(result, 'UTF8') from " + rows.inbox()
+        assertThat(rows.string("select " + rows.utf8("result") + " from " + rows.inbox()
                 + " where message_key = 'k-store-auto'")).isEqualTo("kept");
     }
 
-    @Test
-    void storeResult_withoutReceiveInTransaction_fails() throws SQLException {
-        try (Connection c = PG.dataSource().getConnection()) {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void storeResult_withoutReceiveInTransaction_fails(TestDatabase db) throws SQLException {
+        use(db);
+        try (Connection c = db.dataSource().getConnection()) {
             c.setAutoCommit(false);
             assertThatThrownBy(() -> inbox.storeResult(c, InboundMessage.of("k-never", new byte[0]), new byte[1]))
                     .hasMessageContaining("call receive in the same transaction first");
@@ -162,11 +179,13 @@ class InboxReceiveIT {
         }
     }
 
-    @Test
-    void storeResult_laterTransactionOnCompletedEntry_isRefusedAndKeepsStoredResult() throws SQLException {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void storeResult_laterTransactionOnCompletedEntry_isRefusedAndKeepsStoredResult(TestDatabase db) throws SQLException {
+        use(db);
         InboundMessage m = InboundMessage.of("k-store-later", new byte[] {1});
         receiveAndCommit(inbox, m, "first".getBytes(UTF_8));
-        try (Connection c = PG.dataSource().getConnection()) {
+        try (Connection c = db.dataSource().getConnection()) {
             c.setAutoCommit(false);
             assertThatThrownBy(() -> inbox.storeResult(c, m, "later".getBytes(UTF_8)))
                     .isInstanceOf(TxboxException.class).hasMessageContaining("did not report FIRST")
@@ -178,11 +197,13 @@ class InboxReceiveIT {
         assertThat(receiveAndCommit(inbox, m, null).result()).asString(UTF_8).isEqualTo("first");
     }
 
-    @Test
-    void storeResult_afterReceiveSaidDuplicate_isRefusedAndKeepsStoredResult() throws SQLException {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void storeResult_afterReceiveSaidDuplicate_isRefusedAndKeepsStoredResult(TestDatabase db) throws SQLException {
+        use(db);
         InboundMessage m = InboundMessage.of("k-store-dup", new byte[] {1});
         receiveAndCommit(inbox, m, "first".getBytes(UTF_8));
-        try (Connection c = PG.dataSource().getConnection()) {
+        try (Connection c = db.dataSource().getConnection()) {
             c.setAutoCommit(false);
             assertThat(inbox.receive(c, m).status()).isEqualTo(Receipt.Status.DUPLICATE);
             assertThatThrownBy(() -> inbox.storeResult(c, m, "duplicate".getBytes(UTF_8)))
@@ -193,29 +214,78 @@ class InboxReceiveIT {
         assertThat(storedResult("k-store-dup")).isEqualTo("first");
     }
 
-    @Test
-    void storeResult_receivedUnderSavepointOfThisTransaction_isStored() throws SQLException {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void storeResult_receivedUnderSavepointOfThisTransaction_isStored(TestDatabase db) throws SQLException {
+        use(db);
         InboundMessage m = InboundMessage.of("k-store-savepoint", new byte[] {1});
-        try (Connection c = PG.dataSource().getConnection()) {
+        try (Connection c = db.dataSource().getConnection()) {
             c.setAutoCommit(false);
             Savepoint sp = c.setSavepoint();
             assertThat(inbox.receive(c, m).isFirst()).isTrue();
-            c.releaseSavepoint(sp);
             inbox.storeResult(c, m, "stored".getBytes(UTF_8));
+            c.releaseSavepoint(sp);
             c.commit();
             c.setAutoCommit(true);
         }
         assertThat(storedResult("k-store-savepoint")).isEqualTo("stored");
     }
 
-    private static String storedResult(String key) {
-        return rows.string("select convert_from(result, 'UTF8') from " + rows.inbox() + " where message_key = ?", key);
+    /**
+     * PostgreSQL knows the transaction by its id; MariaDB and MySQL by a savepoint that receive
+     * sets, which releasing an earlier savepoint also releases: storeResult then refuses (as
+     * documented), and never stores for another transaction.
+     */
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void storeResult_afterReleasingASavepointSetBeforeReceive_isStoredOnPostgresRefusedOnMariaDb(TestDatabase db)
+            throws SQLException {
+        use(db);
+        InboundMessage m = InboundMessage.of("k-store-released", new byte[] {1});
+        try (Connection c = db.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            Savepoint sp = c.setSavepoint();
+            assertThat(inbox.receive(c, m).isFirst()).isTrue();
+            c.releaseSavepoint(sp);
+            if (rows.postgres()) {
+                inbox.storeResult(c, m, "stored".getBytes(UTF_8));
+            } else {
+                assertThatThrownBy(() -> inbox.storeResult(c, m, "stored".getBytes(UTF_8)))
+                        .isInstanceOf(TxboxException.class).hasMessageContaining("did not report FIRST");
+            }
+            c.commit();
+            c.setAutoCommit(true);
+        }
+        assertThat(storedResult("k-store-released")).isEqualTo(rows.postgres() ? "stored" : null);
+        assertThat(rows.status("orders", "k-store-released")).isEqualTo("COMPLETED");
     }
 
-    @Test
-    void receive_badKeys_areRefusedWithClearErrorsAndNothingWritten() throws SQLException {
-        long before = rows.count("true");
-        try (Connection c = PG.dataSource().getConnection()) {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void storeResult_laterTransactionOnTheSameConnection_isRefused(TestDatabase db) throws SQLException {
+        use(db);
+        InboundMessage m = InboundMessage.of("k-store-same-connection", new byte[] {1});
+        try (Connection c = db.connection()) {
+            c.setAutoCommit(false);
+            assertThat(inbox.receive(c, m).isFirst()).isTrue();
+            c.commit();
+            assertThatThrownBy(() -> inbox.storeResult(c, m, "later".getBytes(UTF_8)))
+                    .isInstanceOf(TxboxException.class).hasMessageContaining("did not report FIRST");
+            c.rollback();
+        }
+        assertThat(storedResult("k-store-same-connection")).isNull();
+    }
+
+    private String storedResult(String key) {
+        return rows.string("select " + rows.utf8("result") + " from " + rows.inbox() + " where message_key = ?", key);
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_badKeys_areRefusedWithClearErrorsAndNothingWritten(TestDatabase db) throws SQLException {
+        use(db);
+        long before = rows.count("1 = 1");
+        try (Connection c = db.dataSource().getConnection()) {
             c.setAutoCommit(false);
             assertThatThrownBy(() -> inbox.receive(c, InboundMessage.of(null, new byte[0])))
                     .isInstanceOf(InvalidInputException.class).hasMessageContaining("message key is missing");
@@ -238,11 +308,13 @@ class InboxReceiveIT {
             c.commit();
             c.setAutoCommit(true);
         }
-        assertThat(rows.count("true")).isEqualTo(before);
+        assertThat(rows.count("1 = 1")).isEqualTo(before);
     }
 
-    @Test
-    void receive_keyOf255Bytes_isAccepted() throws SQLException {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_keyOf255Bytes_isAccepted(TestDatabase db) throws SQLException {
+        use(db);
         String key = "é".repeat(127) + "x"; // 255 bytes of UTF-8
         assertThat(receiveAndCommit(inbox, InboundMessage.of(key, new byte[0]), null).isFirst()).isTrue();
     }

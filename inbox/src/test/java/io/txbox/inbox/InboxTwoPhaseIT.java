@@ -5,20 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.txbox.TxboxTables;
-import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -29,26 +26,25 @@ class InboxTwoPhaseIT {
     private static final Duration SHORT_LEASE = Duration.ofMillis(300);
 
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
-    static TxboxTables tables;
-    static Rows rows;
+    private TestDatabase db;
+    private Rows rows;
     /** Leases of 30 s: they never run out during a test. */
-    static Inbox longLease;
+    private Inbox longLease;
     /**
      * Leases of 300 ms, and a JVM clock stuck in 1970: leases follow the database clock, so
      * the broken JVM clock must not matter.
      */
-    static Inbox shortLease;
+    private Inbox shortLease;
 
-    @BeforeAll
-    static void migrate() {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        rows = new Rows(PG.dataSource(), tables);
-        rows.execute("create table " + PG.schema() + ".business (message_key text not null)");
-        longLease = Inbox.builder("gateway").tables(tables).maxAttempts(3).build();
-        shortLease = Inbox.builder("gateway-short").tables(tables).maxAttempts(3).lease(SHORT_LEASE)
+    private void use(TestDatabase db) {
+        this.db = db;
+        rows = Rows.of(db);
+        rows.execute("create table if not exists " + rows.table("business") + " (message_key " + rows.text()
+                + " not null)");
+        longLease = Inbox.builder("gateway").tables(rows.tables).maxAttempts(3).build();
+        shortLease = Inbox.builder("gateway-short").tables(rows.tables).maxAttempts(3).lease(SHORT_LEASE)
                 .clock(Clock.fixed(Instant.EPOCH, ZoneOffset.UTC)).build();
     }
 
@@ -56,27 +52,22 @@ class InboxTwoPhaseIT {
         return InboundMessage.of(key, ("charge " + key).getBytes(UTF_8));
     }
 
-    private static Instant dbNow() {
-        try (Connection c = PG.dataSource().getConnection();
-                PreparedStatement ps = c.prepareStatement("select now()");
-                ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getObject(1, OffsetDateTime.class).toInstant();
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+    private Instant dbNow() {
+        return rows.dbNow();
     }
 
     /** Polls the database clock, not the JVM's, until it has passed the claim's lease. */
-    private static void awaitLeaseExpired(Claim claim) {
+    private void awaitLeaseExpired(Claim claim) {
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(25))
                 .until(() -> dbNow().isAfter(claim.leaseUntil()));
     }
 
-    @Test
-    void claim_firstTime_acquiresTokenOneWithLeaseMeasuredByDatabaseClock() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void claim_firstTime_acquiresTokenOneWithLeaseMeasuredByDatabaseClock(TestDatabase db) {
+        use(db);
         Instant before = dbNow();
-        Claim claim = shortLease.claim(PG.dataSource(), msg("c-first"));
+        Claim claim = shortLease.claim(db.dataSource(), msg("c-first"));
         Instant after = dbNow();
 
         assertThat(claim.status()).isEqualTo(Claim.Status.ACQUIRED);
@@ -85,62 +76,70 @@ class InboxTwoPhaseIT {
         assertThat(rows.status("gateway-short", "c-first")).isEqualTo("PROCESSING");
     }
 
-    @Test
-    void claim_whileLeaseHolds_reportsInFlight() {
-        longLease.claim(PG.dataSource(), msg("c-busy"));
-        Claim second = longLease.claim(PG.dataSource(), msg("c-busy"));
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void claim_whileLeaseHolds_reportsInFlight(TestDatabase db) {
+        use(db);
+        longLease.claim(db.dataSource(), msg("c-busy"));
+        Claim second = longLease.claim(db.dataSource(), msg("c-busy"));
         assertThat(second.status()).isEqualTo(Claim.Status.IN_FLIGHT);
         assertThat(second.acquired()).isFalse();
     }
 
-    @Test
-    void complete_thenClaimAgain_reportsDuplicateWithStoredResult() {
-        Claim claim = longLease.claim(PG.dataSource(), msg("c-done"));
-        longLease.complete(PG.dataSource(), claim, "txn-42".getBytes(UTF_8));
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void complete_thenClaimAgain_reportsDuplicateWithStoredResult(TestDatabase db) {
+        use(db);
+        Claim claim = longLease.claim(db.dataSource(), msg("c-done"));
+        longLease.complete(db.dataSource(), claim, "txn-42".getBytes(UTF_8));
 
-        Claim again = longLease.claim(PG.dataSource(), msg("c-done"));
+        Claim again = longLease.claim(db.dataSource(), msg("c-done"));
 
         assertThat(again.status()).isEqualTo(Claim.Status.DUPLICATE);
         assertThat(again.result()).asString(UTF_8).isEqualTo("txn-42");
         assertThat(rows.status("gateway", "c-done")).isEqualTo("COMPLETED");
     }
 
-    @Test
-    void claim_afterLeaseExpires_takesOverAndFencesTheOldWorker() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void claim_afterLeaseExpires_takesOverAndFencesTheOldWorker(TestDatabase db) {
+        use(db);
         // A lease no loaded machine outlives between two statements, so "still in flight" is
         // certain; the worker's pause past it is then played out in database time.
-        Claim old = longLease.claim(PG.dataSource(), msg("c-takeover"));
-        assertThat(longLease.claim(PG.dataSource(), msg("c-takeover")).status()).isEqualTo(Claim.Status.IN_FLIGHT);
+        Claim old = longLease.claim(db.dataSource(), msg("c-takeover"));
+        assertThat(longLease.claim(db.dataSource(), msg("c-takeover")).status()).isEqualTo(Claim.Status.IN_FLIGHT);
         expireLeaseInDatabase("gateway", "c-takeover");
         assertThat(dbNow()).isAfter(rows.timestamp("gateway", "c-takeover", "lease_until"));
 
-        Claim taken = longLease.claim(PG.dataSource(), msg("c-takeover"));
+        Claim taken = longLease.claim(db.dataSource(), msg("c-takeover"));
         assertThat(taken.status()).isEqualTo(Claim.Status.ACQUIRED);
         assertThat(taken.fencingToken()).isEqualTo(2);
 
-        assertThatThrownBy(() -> longLease.complete(PG.dataSource(), old, "late".getBytes(UTF_8)))
+        assertThatThrownBy(() -> longLease.complete(db.dataSource(), old, "late".getBytes(UTF_8)))
                 .isInstanceOf(LeaseLostException.class).hasMessageContaining("fencing token 1");
-        assertThatThrownBy(() -> longLease.fail(PG.dataSource(), old, new RuntimeException("late")))
+        assertThatThrownBy(() -> longLease.fail(db.dataSource(), old, new RuntimeException("late")))
                 .isInstanceOf(LeaseLostException.class);
-        assertThatThrownBy(() -> longLease.release(PG.dataSource(), old)).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(() -> longLease.release(db.dataSource(), old)).isInstanceOf(LeaseLostException.class);
         assertThat(rows.status("gateway", "c-takeover")).isEqualTo("PROCESSING");
         assertThat(rows.string("select result from " + rows.inbox() + " where message_key = 'c-takeover'")).isNull();
 
-        longLease.complete(PG.dataSource(), taken, "new owner".getBytes(UTF_8));
-        assertThat(longLease.claim(PG.dataSource(), msg("c-takeover")).result()).asString(UTF_8)
+        longLease.complete(db.dataSource(), taken, "new owner".getBytes(UTF_8));
+        assertThat(longLease.claim(db.dataSource(), msg("c-takeover")).result()).asString(UTF_8)
                 .isEqualTo("new owner");
     }
 
     /** The holder of the lease stalled past it: its lease ends a moment ago, in database time. */
-    private static void expireLeaseInDatabase(String consumer, String key) {
-        rows.execute("update " + rows.inbox() + " set lease_until = now() - interval '1 millisecond'"
+    private void expireLeaseInDatabase(String consumer, String key) {
+        rows.execute("update " + rows.inbox() + " set lease_until = " + rows.ago(1000, "microsecond")
                 + " where consumer = '" + consumer + "' and message_key = '" + key + "'");
     }
 
-    @Test
-    void complete_inCallersTransaction_commitsWithBusinessWrites() throws SQLException {
-        Claim claim = longLease.claim(PG.dataSource(), msg("c-tx"));
-        try (Connection c = PG.dataSource().getConnection()) {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void complete_inCallersTransaction_commitsWithBusinessWrites(TestDatabase db) throws SQLException {
+        use(db);
+        Claim claim = longLease.claim(db.dataSource(), msg("c-tx"));
+        try (Connection c = db.dataSource().getConnection()) {
             c.setAutoCommit(false);
             insertBusiness(c, "c-tx");
             longLease.complete(c, claim, "in tx".getBytes(UTF_8));
@@ -151,11 +150,13 @@ class InboxTwoPhaseIT {
         assertThat(businessRows("c-tx")).isEqualTo(1);
     }
 
-    @Test
-    void complete_inCallersTransactionOnAutoCommitConnection_isRefusedNamingTheFixAndWritesNothing()
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void complete_inCallersTransactionOnAutoCommitConnection_isRefusedNamingTheFixAndWritesNothing(TestDatabase db)
             throws SQLException {
-        Claim claim = longLease.claim(PG.dataSource(), msg("c-tx-auto"));
-        try (Connection c = PG.dataSource().getConnection()) {
+        use(db);
+        Claim claim = longLease.claim(db.dataSource(), msg("c-tx-auto"));
+        try (Connection c = db.dataSource().getConnection()) {
             assertThat(c.getAutoCommit()).isTrue();
             assertThatThrownBy(() -> longLease.complete(c, claim, "auto".getBytes(UTF_8)))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("inbox complete")
@@ -167,13 +168,15 @@ class InboxTwoPhaseIT {
         assertThat(rows.string("select result from " + rows.inbox() + " where message_key = 'c-tx-auto'")).isNull();
     }
 
-    @Test
-    void complete_inCallersTransactionAfterTakeover_throwsAndRollbackDiscardsBusinessWrites() throws SQLException {
-        Claim old = shortLease.claim(PG.dataSource(), msg("c-tx-lost"));
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void complete_inCallersTransactionAfterTakeover_throwsAndRollbackDiscardsBusinessWrites(TestDatabase db) throws SQLException {
+        use(db);
+        Claim old = shortLease.claim(db.dataSource(), msg("c-tx-lost"));
         awaitLeaseExpired(old);
-        shortLease.claim(PG.dataSource(), msg("c-tx-lost"));
+        shortLease.claim(db.dataSource(), msg("c-tx-lost"));
 
-        try (Connection c = PG.dataSource().getConnection()) {
+        try (Connection c = db.dataSource().getConnection()) {
             c.setAutoCommit(false);
             insertBusiness(c, "c-tx-lost");
             assertThatThrownBy(() -> shortLease.complete(c, old, "late".getBytes(UTF_8)))
@@ -185,126 +188,140 @@ class InboxTwoPhaseIT {
         assertThat(rows.status("gateway-short", "c-tx-lost")).isEqualTo("PROCESSING");
     }
 
-    @Test
-    void fail_thenClaim_runsAgainWithNextTokenAndDeadAtMaxAttempts() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void fail_thenClaim_runsAgainWithNextTokenAndDeadAtMaxAttempts(TestDatabase db) {
+        use(db);
         InboundMessage m = msg("c-fail");
-        Claim first = longLease.claim(PG.dataSource(), m);
-        assertThat(longLease.fail(PG.dataSource(), first, new RuntimeException("503 from gateway")).status())
+        Claim first = longLease.claim(db.dataSource(), m);
+        assertThat(longLease.fail(db.dataSource(), first, new RuntimeException("503 from gateway")).status())
                 .isEqualTo(Outcome.Status.FAILED);
-        Claim second = longLease.claim(PG.dataSource(), m);
+        Claim second = longLease.claim(db.dataSource(), m);
         assertThat(second.fencingToken()).isEqualTo(2);
-        longLease.fail(PG.dataSource(), second, new RuntimeException("503 again"));
-        Claim third = longLease.claim(PG.dataSource(), m);
-        Outcome last = longLease.fail(PG.dataSource(), third, new RuntimeException("card blocked"));
+        longLease.fail(db.dataSource(), second, new RuntimeException("503 again"));
+        Claim third = longLease.claim(db.dataSource(), m);
+        Outcome last = longLease.fail(db.dataSource(), third, new RuntimeException("card blocked"));
 
         assertThat(last.status()).isEqualTo(Outcome.Status.DEAD);
-        Claim after = longLease.claim(PG.dataSource(), m);
+        Claim after = longLease.claim(db.dataSource(), m);
         assertThat(after.status()).isEqualTo(Claim.Status.DEAD);
         assertThat(after.reason()).contains("card blocked");
     }
 
-    @Test
-    void claim_workerKeepsCrashing_leaseTakeoverStopsAtMaxAttemptsWithDead() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void claim_workerKeepsCrashing_leaseTakeoverStopsAtMaxAttemptsWithDead(TestDatabase db) {
+        use(db);
         InboundMessage m = msg("c-crash");
-        Claim claim = shortLease.claim(PG.dataSource(), m);
+        Claim claim = shortLease.claim(db.dataSource(), m);
         for (int i = 2; i <= 3; i++) {
             awaitLeaseExpired(claim);
-            claim = shortLease.claim(PG.dataSource(), m);
+            claim = shortLease.claim(db.dataSource(), m);
             assertThat(claim.fencingToken()).isEqualTo(i);
         }
         awaitLeaseExpired(claim);
 
-        Claim parked = shortLease.claim(PG.dataSource(), m);
+        Claim parked = shortLease.claim(db.dataSource(), m);
 
         assertThat(parked.status()).isEqualTo(Claim.Status.DEAD);
         assertThat(parked.reason()).contains("lease expired on attempt 3, failure 3 of 3");
-        assertThat(shortLease.listDead(PG.dataSource(), 10)).extracting(DeadEntry::key).contains("c-crash");
+        assertThat(shortLease.listDead(db.dataSource(), 10)).extracting(DeadEntry::key).contains("c-crash");
     }
 
-    @Test
-    void resetDead_thenClaim_acquiresAndAZombieFromBeforeTheResetStaysFenced() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void resetDead_thenClaim_acquiresAndAZombieFromBeforeTheResetStaysFenced(TestDatabase db) {
+        use(db);
         InboundMessage m = msg("c-zombie");
-        Claim zombie = shortLease.claim(PG.dataSource(), m);
+        Claim zombie = shortLease.claim(db.dataSource(), m);
         for (int i = 2; i <= 3; i++) {
             awaitLeaseExpired(zombie);
-            zombie = shortLease.claim(PG.dataSource(), m);
+            zombie = shortLease.claim(db.dataSource(), m);
         }
         assertThat(zombie.fencingToken()).isEqualTo(3);
         awaitLeaseExpired(zombie);
-        assertThat(shortLease.claim(PG.dataSource(), m).status()).isEqualTo(Claim.Status.DEAD);
-        assertThat(shortLease.resetDead(PG.dataSource(), "c-zombie")).isTrue();
+        assertThat(shortLease.claim(db.dataSource(), m).status()).isEqualTo(Claim.Status.DEAD);
+        assertThat(shortLease.resetDead(db.dataSource(), "c-zombie")).isTrue();
 
         // After the reset the attempt count starts again, so a new owner reaches token 3 too.
-        Claim fresh = shortLease.claim(PG.dataSource(), m);
+        Claim fresh = shortLease.claim(db.dataSource(), m);
         assertThat(fresh.fencingToken()).isEqualTo(1);
         for (int i = 2; i <= 3; i++) {
             awaitLeaseExpired(fresh);
-            fresh = shortLease.claim(PG.dataSource(), m);
+            fresh = shortLease.claim(db.dataSource(), m);
         }
         assertThat(fresh.status()).isEqualTo(Claim.Status.ACQUIRED);
         assertThat(fresh.fencingToken()).isEqualTo(zombie.fencingToken());
 
         Claim late = zombie;
-        assertThatThrownBy(() -> shortLease.complete(PG.dataSource(), late, "zombie".getBytes(UTF_8)))
+        assertThatThrownBy(() -> shortLease.complete(db.dataSource(), late, "zombie".getBytes(UTF_8)))
                 .isInstanceOf(LeaseLostException.class);
-        shortLease.complete(PG.dataSource(), fresh, "after reset".getBytes(UTF_8));
-        assertThat(shortLease.claim(PG.dataSource(), m).result()).asString(UTF_8).isEqualTo("after reset");
+        shortLease.complete(db.dataSource(), fresh, "after reset".getBytes(UTF_8));
+        assertThat(shortLease.claim(db.dataSource(), m).result()).asString(UTF_8).isEqualTo("after reset");
     }
 
-    @Test
-    void release_thenClaim_acquiresAgainAtOnce() {
-        Claim claim = longLease.claim(PG.dataSource(), msg("c-release"));
-        longLease.release(PG.dataSource(), claim);
-        Claim again = longLease.claim(PG.dataSource(), msg("c-release"));
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void release_thenClaim_acquiresAgainAtOnce(TestDatabase db) {
+        use(db);
+        Claim claim = longLease.claim(db.dataSource(), msg("c-release"));
+        longLease.release(db.dataSource(), claim);
+        Claim again = longLease.claim(db.dataSource(), msg("c-release"));
         assertThat(again.status()).isEqualTo(Claim.Status.ACQUIRED);
         assertThat(again.fencingToken()).isEqualTo(2);
     }
 
-    @Test
-    void release_doesNotCountTowardMaxAttempts_onlyFailuresMakeDead() {
-        Inbox twoFailures = Inbox.builder("gateway-two").tables(tables).maxAttempts(2).build();
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void release_doesNotCountTowardMaxAttempts_onlyFailuresMakeDead(TestDatabase db) {
+        use(db);
+        Inbox twoFailures = Inbox.builder("gateway-two").tables(rows.tables).maxAttempts(2).build();
         InboundMessage m = msg("c-release-rounds");
         for (int round = 1; round <= 3; round++) {
-            Claim claim = twoFailures.claim(PG.dataSource(), m);
+            Claim claim = twoFailures.claim(db.dataSource(), m);
             assertThat(claim.status()).isEqualTo(Claim.Status.ACQUIRED);
-            twoFailures.release(PG.dataSource(), claim);
+            twoFailures.release(db.dataSource(), claim);
         }
-        Outcome firstFailure = twoFailures.fail(PG.dataSource(), twoFailures.claim(PG.dataSource(), m),
+        Outcome firstFailure = twoFailures.fail(db.dataSource(), twoFailures.claim(db.dataSource(), m),
                 new RuntimeException("503 from gateway"));
 
         assertThat(firstFailure.status()).isEqualTo(Outcome.Status.FAILED);
         assertThat(firstFailure.attempts()).isEqualTo(4);
         assertThat(rows.status("gateway-two", "c-release-rounds")).isEqualTo("FAILED");
 
-        Outcome secondFailure = twoFailures.fail(PG.dataSource(), twoFailures.claim(PG.dataSource(), m),
+        Outcome secondFailure = twoFailures.fail(db.dataSource(), twoFailures.claim(db.dataSource(), m),
                 new RuntimeException("card blocked"));
         assertThat(secondFailure.status()).isEqualTo(Outcome.Status.DEAD);
-        assertThat(twoFailures.claim(PG.dataSource(), m).status()).isEqualTo(Claim.Status.DEAD);
+        assertThat(twoFailures.claim(db.dataSource(), m).status()).isEqualTo(Claim.Status.DEAD);
     }
 
-    @Test
-    void claim_sameKeyDifferentPayload_throwsKeyReuse() {
-        longLease.claim(PG.dataSource(), msg("c-reuse"));
-        assertThatThrownBy(() -> longLease.claim(PG.dataSource(), InboundMessage.of("c-reuse", new byte[] {9})))
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void claim_sameKeyDifferentPayload_throwsKeyReuse(TestDatabase db) {
+        use(db);
+        longLease.claim(db.dataSource(), msg("c-reuse"));
+        assertThatThrownBy(() -> longLease.claim(db.dataSource(), InboundMessage.of("c-reuse", new byte[] {9})))
                 .isInstanceOf(KeyReuseException.class);
     }
 
-    @Test
-    void complete_notAcquiredClaim_isRefused() {
-        longLease.claim(PG.dataSource(), msg("c-inflight"));
-        Claim inFlight = longLease.claim(PG.dataSource(), msg("c-inflight"));
-        assertThatThrownBy(() -> longLease.complete(PG.dataSource(), inFlight, null))
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void complete_notAcquiredClaim_isRefused(TestDatabase db) {
+        use(db);
+        longLease.claim(db.dataSource(), msg("c-inflight"));
+        Claim inFlight = longLease.claim(db.dataSource(), msg("c-inflight"));
+        assertThatThrownBy(() -> longLease.complete(db.dataSource(), inFlight, null))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("IN_FLIGHT");
     }
 
-    private static void insertBusiness(Connection c, String key) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("insert into " + PG.schema() + ".business values (?)")) {
+    private void insertBusiness(Connection c, String key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("insert into " + rows.table("business") + " values (?)")) {
             ps.setString(1, key);
             ps.executeUpdate();
         }
     }
 
-    private static long businessRows(String key) {
-        return rows.queryLong("select count(*) from " + PG.schema() + ".business where message_key = '" + key + "'");
+    private long businessRows(String key) {
+        return rows.queryLong("select count(*) from " + rows.table("business") + " where message_key = '" + key + "'");
     }
 }

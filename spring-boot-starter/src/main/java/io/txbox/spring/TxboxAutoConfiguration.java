@@ -103,6 +103,12 @@ public class TxboxAutoConfiguration {
         Inbox.Builder builder = check("inbox.consumer", consumer, () -> Inbox.builder(consumer).tables(tables));
         check("inbox.max-attempts", p.getMaxAttempts(), () -> builder.maxAttempts(p.getMaxAttempts()));
         check("inbox.max-payload-bytes", p.getMaxPayloadBytes(), () -> builder.maxPayloadBytes(p.getMaxPayloadBytes()));
+        listen(builder, listeners);
+        return new SpringInbox(builder.build());
+    }
+
+    /** The application's {@link InboxListener} beans, in order, as the inbox's listener. */
+    static void listen(Inbox.Builder builder, ObjectProvider<InboxListener> listeners) {
         List<InboxListener> all = listeners.orderedStream().toList();
         if (!all.isEmpty()) {
             builder.listener(all.size() == 1 ? all.get(0) : new InboxListener() {
@@ -112,7 +118,6 @@ public class TxboxAutoConfiguration {
                 }
             });
         }
-        return new SpringInbox(builder.build());
     }
 
     /** Outbox and inbox calls in Spring transactions, through the application's transaction manager. */

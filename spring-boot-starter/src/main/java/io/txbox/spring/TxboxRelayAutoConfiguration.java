@@ -21,6 +21,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportSelector;
+import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.kafka.core.ProducerFactory;
 
 /**
@@ -30,7 +33,8 @@ import org.springframework.kafka.core.ProducerFactory;
  * through the application's Spring Kafka / Spring AMQP connection settings unless {@code
  * txbox.relay.kafka.*} / {@code txbox.relay.rabbitmq.*} say otherwise. With Micrometer and a
  * {@code MeterRegistry} bean, its meters ({@link RelayMetrics}) are registered there; with
- * Spring Boot's health support, {@code txboxRelay} reports its health.
+ * Spring Boot's health support (Spring Boot 4's {@code spring-boot-health}, or Spring Boot 3's
+ * actuator), {@code txboxRelay} reports its health ({@link RelayHealth}).
  */
 @AutoConfiguration(after = TxboxAutoConfiguration.class, afterName = {
     "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
@@ -47,6 +51,7 @@ public class TxboxRelayAutoConfiguration {
     static final String SPRING_RABBIT = "org.springframework.amqp.rabbit.connection.AbstractConnectionFactory";
     static final String MICROMETER = "io.micrometer.core.instrument.MeterRegistry";
     static final String BOOT_HEALTH = "org.springframework.boot.health.contributor.AbstractHealthIndicator";
+    static final String BOOT3_HEALTH = "org.springframework.boot.actuate.health.AbstractHealthIndicator";
 
     @Bean
     RelayListeners txboxRelayListeners(ObjectProvider<RelayListener> listeners) {
@@ -162,7 +167,24 @@ public class TxboxRelayAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "txboxRelayHealthIndicator")
         RelayHealthIndicator txboxRelayHealthIndicator(Relay relay, RelayListeners listeners, TxboxProperties properties) {
-            return new RelayHealthIndicator(relay, listeners, properties.getRelay().getHealthTimeout());
+            return new RelayHealthIndicator(new RelayHealth(relay, listeners, properties.getRelay().getHealthTimeout()));
+        }
+    }
+
+    /**
+     * {@code txboxRelay} in Spring Boot 3's health endpoint: a configuration compiled against
+     * Spring Boot 3's actuator, imported by name so that nothing of it loads on Spring Boot 4.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = BOOT3_HEALTH)
+    @Import(Boot3HealthImport.class)
+    static class Boot3RelayHealthImportConfiguration {
+    }
+
+    static final class Boot3HealthImport implements ImportSelector {
+        @Override
+        public String[] selectImports(AnnotationMetadata metadata) {
+            return new String[] {"io.txbox.spring.Boot3RelayHealthConfiguration"};
         }
     }
 }

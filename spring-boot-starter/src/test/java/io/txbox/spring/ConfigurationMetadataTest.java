@@ -6,6 +6,7 @@ import com.jayway.jsonpath.DocumentContext;
 import com.jayway.jsonpath.JsonPath;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
+import io.txbox.inbox.http.HttpIdempotency;
 import io.txbox.outbox.Outbox;
 import io.txbox.relay.Relay;
 import java.io.IOException;
@@ -53,6 +54,18 @@ class ConfigurationMetadataTest {
         expected.put("txbox.relay.kafka.bootstrap-servers", null);
         expected.put("txbox.relay.kafka.properties", null);
         expected.put("txbox.relay.rabbitmq.uri", null);
+        expected.put("txbox.http.idempotency.enabled", false);
+        expected.put("txbox.http.idempotency.consumer", null);
+        expected.put("txbox.http.idempotency.methods", List.of("POST", "PATCH"));
+        expected.put("txbox.http.idempotency.paths", List.of("/**"));
+        expected.put("txbox.http.idempotency.header-name", HttpIdempotency.DEFAULT_HEADER);
+        expected.put("txbox.http.idempotency.key-required", true);
+        expected.put("txbox.http.idempotency.max-body-bytes", HttpIdempotency.DEFAULT_MAX_BODY_BYTES);
+        expected.put("txbox.http.idempotency.lease", print(Inbox.DEFAULT_LEASE));
+        expected.put("txbox.http.idempotency.max-attempts", HttpIdempotency.NO_ATTEMPT_LIMIT);
+        expected.put("txbox.http.idempotency.replayed-headers",
+                new java.util.TreeSet<>(HttpIdempotency.DEFAULT_REPLAYED_HEADERS).stream().toList());
+        expected.put("txbox.http.idempotency.order", 0);
 
         List<String> names = json.read("$.properties[*].name");
         assertThat(names).containsExactlyInAnyOrderElementsOf(expected.keySet());

@@ -19,7 +19,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * The example end to end against real PostgreSQL and Kafka: an order placed over HTTP (twice,
  * as a retrying client does) is charged exactly once, through the outbox, the embedded relay,
- * Kafka and the inbox.
+ * Kafka and the inbox; a refund posted twice with one Idempotency-Key is made once, and the
+ * retry gets the first response back.
  */
 class OrdersApplicationIT {
     @RegisterExtension
@@ -56,6 +57,17 @@ class OrdersApplicationIT {
             assertThat(health.body()).contains("\"txboxRelay\"");
             assertThat(jdbc.queryForObject("SELECT step_key FROM payments", String.class)).isEqualTo("order-42:charge");
             assertThat(count(jdbc, "orders")).isEqualTo(1);
+
+            HttpRequest refund = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/refunds"))
+                    .header("Idempotency-Key", "refund-order-42").POST(HttpRequest.BodyPublishers.ofString("order-42"))
+                    .build();
+            HttpResponse<String> first = http.send(refund, HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> retried = http.send(refund, HttpResponse.BodyHandlers.ofString());
+            assertThat(first.statusCode()).isEqualTo(201);
+            assertThat(retried.statusCode()).isEqualTo(201);
+            assertThat(retried.body()).isEqualTo(first.body()).startsWith("{\"refundId\":");
+            assertThat(retried.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+            assertThat(count(jdbc, "refunds")).isEqualTo(1);
         }
     }
 

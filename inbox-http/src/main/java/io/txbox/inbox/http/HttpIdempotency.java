@@ -626,7 +626,7 @@ public final class HttpIdempotency {
     public static final class Builder {
         private final TwoPhaseStore store;
         private final @Nullable Inbox inbox;
-        private final @Nullable DataSource ds;
+        private @Nullable DataSource ds;
         private String headerName = DEFAULT_HEADER;
         private Predicate<HttpRequestData> keyRequired = r -> true;
         private Set<String> replayedHeaders = DEFAULT_REPLAYED_HEADERS;
@@ -700,6 +700,28 @@ public final class HttpIdempotency {
                         + ", but was " + maxBodyBytes);
             }
             this.maxBodyBytes = maxBodyBytes;
+            return this;
+        }
+
+        /**
+         * Where the transactional form gets its transactions; default the {@code ds} of
+         * {@link HttpIdempotency#builder(Inbox, DataSource)}, which also keeps the keys. Each
+         * {@code getConnection()} must return a connection to the inbox's database in a
+         * transaction of its own, which {@code commit()} commits, {@code rollback()} undoes
+         * and {@code close()} ends. A framework that manages transactions passes a data source
+         * whose connections are its transactions, so that handlers write through the
+         * framework (the Spring Boot starter's filter does).
+         *
+         * @throws ConfigException if this builder is on a two-phase store alone
+         *     ({@link HttpIdempotency#builder(TwoPhaseStore)}), which has no transactional form
+         */
+        public Builder transactions(DataSource transactions) {
+            Args.configured(transactions, "transactions");
+            if (inbox == null) {
+                throw new ConfigException("transactions needs the database inbox: build with "
+                        + "HttpIdempotency.builder(inbox, dataSource)");
+            }
+            this.ds = transactions;
             return this;
         }
 

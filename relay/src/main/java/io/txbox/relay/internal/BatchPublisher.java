@@ -38,8 +38,12 @@ final class BatchPublisher {
         this.ticker = ticker;
     }
 
-    /** RowOutcomes in the order of {@code rows}; {@link Result#latencyNanos} spans first send to last confirmation. */
-    Result publish(List<PublishRecord> rows, short[] lanes) {
+    /**
+     * Hands every row of the batch to its publisher and returns without waiting for the broker,
+     * so the worker can use the database meanwhile; {@link #await} completes it. The batches of
+     * one worker are sent and awaited strictly one after the other.
+     */
+    Sent send(List<PublishRecord> rows, short[] lanes) {
         int n = rows.size();
         RowOutcome[] outcomes = new RowOutcome[n];
         boolean[] skipped = new boolean[n];
@@ -89,7 +93,20 @@ final class BatchPublisher {
                 laneFailed[lanes[i]] = true;
             }
         }
-        for (Publisher p : used) {
+        return new Sent(rows, outcomes, skipped, futures, used, started, deadline);
+    }
+
+    /**
+     * Waits, at most until the publish timeout counted from the send, for every confirmation of
+     * {@code sent}: RowOutcomes in the order of its rows; {@link Result#latencyNanos} spans first
+     * send to last confirmation.
+     */
+    Result await(Sent sent) {
+        RowOutcome[] outcomes = sent.outcomes;
+        CompletableFuture<Void>[] futures = sent.futures;
+        int n = outcomes.length;
+        long deadline = sent.deadline;
+        for (Publisher p : sent.used) {
             try {
                 p.endOfBatch();
             } catch (RuntimeException e) {
@@ -114,8 +131,8 @@ final class BatchPublisher {
                 outcomes[i] = RowOutcome.retry("relay interrupted while waiting for the broker");
             }
         }
-        trackWaits(rows, outcomes, skipped);
-        return new Result(outcomes, ticker.getAsLong() - started);
+        trackWaits(sent.rows, outcomes, sent.skipped);
+        return new Result(outcomes, ticker.getAsLong() - sent.started);
     }
 
     /** A target the broker found missing pauses its destination; a confirmed publish ends the pause. */
@@ -177,5 +194,41 @@ final class BatchPublisher {
         return RowOutcome.clip(sb.toString());
     }
 
-    record Result(RowOutcome[] outcomes, long latencyNanos) {}
+    record Result(RowOutcome[] outcomes, long latencyNanos) {
+        /**
+         * Whether every row is settled for good: confirmed or dead-lettered. Only then may a later
+         * batch of the same lanes be sent before this one commits, since no row of it stays behind.
+         */
+        boolean clean() {
+            for (RowOutcome o : outcomes) {
+                if (o.kind() != RowOutcome.Kind.CONFIRMED && o.kind() != RowOutcome.Kind.NO_ROUTE
+                        && o.kind() != RowOutcome.Kind.PERMANENT) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /** A batch handed to the publishers: the outcomes known at send time and a future for each other row. */
+    static final class Sent {
+        private final List<PublishRecord> rows;
+        private final RowOutcome[] outcomes;
+        private final boolean[] skipped;
+        private final CompletableFuture<Void>[] futures;
+        private final Set<Publisher> used;
+        private final long started;
+        private final long deadline;
+
+        private Sent(List<PublishRecord> rows, RowOutcome[] outcomes, boolean[] skipped, CompletableFuture<Void>[] futures,
+                Set<Publisher> used, long started, long deadline) {
+            this.rows = rows;
+            this.outcomes = outcomes;
+            this.skipped = skipped;
+            this.futures = futures;
+            this.used = used;
+            this.started = started;
+            this.deadline = deadline;
+        }
+    }
 }

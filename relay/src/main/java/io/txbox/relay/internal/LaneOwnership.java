@@ -72,6 +72,12 @@ final class LaneOwnership {
         return Math.max(1_000_000L, Math.min(untilRebalance, renewNanos));
     }
 
+    /** Whether a rebalance or the renewal of the lanes' lease is due now: both need a new transaction. */
+    boolean due() {
+        long now = ticker.getAsLong();
+        return now - nextRebalance >= 0 || now - lastRenew >= renewNanos;
+    }
+
     /** Re-reads ownership at the next chance, after a reconnect. */
     void rebalanceSoon() {
         nextRebalance = ticker.getAsLong();

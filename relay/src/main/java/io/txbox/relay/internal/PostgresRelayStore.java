@@ -42,6 +42,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The relay's statements on PostgreSQL, built with jOOQ's DSL from the generated tables and
@@ -77,6 +78,8 @@ final class PostgresRelayStore implements RelayStore {
     private final String lockLanes;
     private final String claim;
     private final String claimSkipping;
+    private final String claimAfter;
+    private final String claimAfterSkipping;
     private final String delete;
     private final String retry;
     private final String block;
@@ -129,9 +132,14 @@ final class PostgresRelayStore implements RelayStore {
         lockLanes = sql(r.select(L.LANE, blocked, memberCount).from(L).join(mine).on(held)
                 .where(L.OWNER.eq(param(SQLDataType.VARCHAR))).forNoKeyUpdate().of(L));
 
-        claim = claimQuery(r, DSL.noCondition());
         // only while a destination waits for its target: its rows stay unclaimed, in order
-        claimSkipping = claimQuery(r, O.DESTINATION.ne(DSL.all(param(SQLDataType.VARCHAR.array()))));
+        Condition skipping = O.DESTINATION.ne(DSL.all(param(SQLDataType.VARCHAR.array())));
+        claim = claimQuery(r, DSL.noCondition(), DSL.noCondition());
+        claimSkipping = claimQuery(r, skipping, DSL.noCondition());
+        // the next batch of a transaction that holds the rows up to the given id
+        Condition after = O.ID.gt(param(SQLDataType.BIGINT));
+        claimAfter = claimQuery(r, DSL.noCondition(), after);
+        claimAfterSkipping = claimQuery(r, skipping, after);
         delete = sql(r.deleteFrom(O).where(O.ID.eq(DSL.any(param(SQLDataType.BIGINT.array())))));
 
         Table<?> f = unnest("f", List.of("id", "error", "delay_ms", "extra"), SQLDataType.BIGINT, SQLDataType.VARCHAR,
@@ -154,12 +162,13 @@ final class PostgresRelayStore implements RelayStore {
                 .orderBy(column("t", "n", String.class)));
     }
 
-    private static String claimQuery(DSLContext r, Condition skip) {
+    private static String claimQuery(DSLContext r, Condition skip, Condition after) {
         return sql(r.select(CLAIMED)
                 .from(O)
                 .where(O.LANE.eq(DSL.any(param(SQLDataType.SMALLINT.array()))))
                 .and(O.AVAILABLE_AT.le(NOW))
                 .and(skip)
+                .and(after)
                 .orderBy(O.ID)
                 .limit(param(SQLDataType.INTEGER))
                 .forUpdate().skipLocked());
@@ -330,14 +339,29 @@ final class PostgresRelayStore implements RelayStore {
 
     @Override
     public Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException {
+        return claim(c, lanes, limit, skipDestinations, null);
+    }
+
+    @Override
+    public Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
+            throws SQLException {
+        return claim(c, lanes, limit, skipDestinations, afterId);
+    }
+
+    private Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, @Nullable Long afterId)
+            throws SQLException {
         List<PublishRecord> rows = new ArrayList<>(Math.min(limit, 1024));
         short[] rowLanes = new short[limit];
         boolean skip = !skipDestinations.isEmpty();
-        try (PreparedStatement ps = c.prepareStatement(skip ? claimSkipping : claim)) {
+        String sql = afterId == null ? (skip ? claimSkipping : claim) : (skip ? claimAfterSkipping : claimAfter);
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
             int i = 1;
             ps.setArray(i++, c.createArrayOf("int2", lanes.toArray()));
             if (skip) {
                 ps.setArray(i++, c.createArrayOf("varchar", skipDestinations.toArray()));
+            }
+            if (afterId != null) {
+                ps.setLong(i++, afterId);
             }
             ps.setInt(i, limit);
             try (ResultSet rs = ps.executeQuery()) {

@@ -17,8 +17,9 @@ import java.util.Map;
  * The operators' calls ({@code RelayAdmin}, {@code DeadLetters}) have theirs behind {@link OperatorStore}.
  *
  * <p>A batch is one transaction on the worker's connection: {@link #lockLanes}, {@link #claim},
- * then {@link #delete}, {@link #retry}, {@link #block} and {@link #deadLetter} for the outcomes.
- * No method commits.
+ * then {@link #delete}, {@link #retry}, {@link #block} and {@link #deadLetter} for the outcomes;
+ * while it waits for the broker, the same transaction may claim the next batch with {@link
+ * #claimAfter}. No method commits.
  */
 interface RelayStore {
     /** The store for {@code tables}' database; PostgreSQL today. */
@@ -75,6 +76,16 @@ interface RelayStore {
      * skipDestinations} are skipped.
      */
     Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException;
+
+    /**
+     * {@link #claim} restricted to ids above {@code afterId}: the next batch of a transaction that
+     * already holds the claimed rows up to that id, so it can be claimed while they are still being
+     * published. A store that cannot returns no rows, and each batch then commits on its own.
+     */
+    default Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
+            throws SQLException {
+        return new Claimed(List.of(), new short[0]);
+    }
 
     /** Claimed rows and the lane of each. */
     record Claimed(List<PublishRecord> rows, short[] lanes) {}

@@ -5,6 +5,7 @@ import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Relay;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -15,14 +16,20 @@ import org.slf4j.MDC;
 /**
  * One relay worker: a lane-holding member ({@link LaneOwnership}) with its own connection and
  * thread, running batch transactions back to back while there is work and polling otherwise. A
- * batch: lock the lanes, claim ({@link RelayStore#claim}), publish ({@link BatchPublisher}),
- * settle ({@link BatchSettler}), commit.
+ * transaction: lock the lanes, claim ({@link RelayStore#claim}), publish ({@link BatchPublisher}),
+ * settle ({@link BatchSettler}), commit; while the broker confirms a batch, the same transaction
+ * claims the next one, which is published while the first is settled ({@link #batch}).
  */
 final class Worker implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Worker.class);
     /** Waits after a wake-up before falling back to the poll: the sender's commit may still be under way. */
     private static final int[] WAKE_STEPS_MILLIS = {1, 2, 4, 8, 16, 32, 64};
     private static final long MAX_ERROR_PAUSE_MILLIS = 5_000;
+    /**
+     * Batches one transaction publishes at most before it commits: bounds how long the lanes stay
+     * locked and how many published rows a crash sends again.
+     */
+    private static final int MAX_CHAINED_BATCHES = 8;
 
     private final RelayEngine engine;
     private final RelaySettings settings;
@@ -48,7 +55,7 @@ final class Worker implements Runnable {
         this.memberId = memberId(settings.relayId(), index);
         this.publisher = new BatchPublisher(settings.routes(), settings.publishTimeout(), engine.waits(), ticker);
         this.settler = new BatchSettler(store, memberId, settings.maxAttempts(), settings.backoff(), settings.random());
-        List<String> relayWorkers = new java.util.ArrayList<>(settings.workers());
+        List<String> relayWorkers = new ArrayList<>(settings.workers());
         for (int i = 0; i < settings.workers(); i++) {
             relayWorkers.add(memberId(settings.relayId(), i));
         }
@@ -104,15 +111,24 @@ final class Worker implements Runnable {
         }
     }
 
-    /** One batch transaction; returns the rows claimed. */
+    /**
+     * One batch transaction; returns the rows claimed. While a batch waits for its broker
+     * confirmations the transaction claims the next rows after it ({@link RelayStore#claimAfter}),
+     * and settles the batch while that next one is on the wire, so the database and the broker
+     * work at the same time. The next batch is sent only once every row before it is confirmed or
+     * dead-lettered; otherwise it stays unsent in the outbox (its claim ends with the commit), so
+     * no row overtakes an earlier one of its lane. The lanes stay locked, with their fence, from
+     * the first claim to the commit.
+     */
     private int batch(Connection c) throws SQLException {
         if (lanes.count() == 0) {
             return 0;
         }
         long started = ticker.getAsLong();
+        List<Short> open;
         RelayStore.Claimed claimed;
         try {
-            List<Short> open = lanes.lock(c);
+            open = lanes.lock(c);
             claimed = open.isEmpty() ? null : store.claim(c, open, settings.batchSize(), engine.waits().paused());
             if (claimed == null || claimed.rows().isEmpty()) {
                 c.commit();
@@ -122,26 +138,70 @@ final class Worker implements Runnable {
             rollbackQuietly(c);
             throw e;
         }
-        List<PublishRecord> rows = claimed.rows();
-        long claimedAt = ticker.getAsLong();
-        BatchPublisher.Result result = publisher.publish(rows, claimed.lanes());
-        long publishedAt = ticker.getAsLong();
+        List<Settled> settled = new ArrayList<>(2);
+        int total = 0;
+        BatchPublisher.Sent unconfirmed = null;
         try {
-            settler.settle(c, rows, claimed.lanes(), result.outcomes());
-            c.commit();
-            if (log.isDebugEnabled()) {
-                long done = ticker.getAsLong();
-                log.debug("{} - batch of {}: claim {} us, publish {} us, settle+commit {} us", memberId, rows.size(),
-                        (claimedAt - started) / 1000, (publishedAt - claimedAt) / 1000, (done - publishedAt) / 1000);
+            RelayStore.Claimed current = claimed;
+            BatchPublisher.Sent sent = publisher.send(current.rows(), current.lanes());
+            unconfirmed = sent;
+            while (true) {
+                long claimedAt = ticker.getAsLong();
+                RelayStore.Claimed next = settled.size() + 1 < MAX_CHAINED_BATCHES && chainable()
+                        ? store.claimAfter(c, open, settings.batchSize(), engine.waits().paused(), lastId(current))
+                        : null;
+                BatchPublisher.Result result = publisher.await(sent);
+                unconfirmed = null;
+                long publishedAt = ticker.getAsLong();
+                boolean sendNext = next != null && !next.rows().isEmpty() && result.clean();
+                BatchPublisher.Sent nextSent = sendNext ? publisher.send(next.rows(), next.lanes()) : null;
+                unconfirmed = nextSent;
+                settler.settle(c, current.rows(), current.lanes(), result.outcomes());
+                settled.add(new Settled(current.rows(), result));
+                total += current.rows().size();
+                if (log.isDebugEnabled()) {
+                    log.debug("{} - batch of {}: claim {} us, publish {} us, settle {} us{}", memberId,
+                            current.rows().size(), (claimedAt - started) / 1000, (publishedAt - claimedAt) / 1000,
+                            (ticker.getAsLong() - publishedAt) / 1000, sendNext ? ", next batch sent" : "");
+                }
+                if (nextSent == null) {
+                    break;
+                }
+                started = publishedAt;
+                current = next;
+                sent = nextSent;
             }
+            c.commit();
         } catch (SQLException | RuntimeException e) {
+            if (unconfirmed != null) {
+                // the rows are sent again only after the broker answered for these ones
+                publisher.await(unconfirmed);
+            }
             // nothing was deleted: every row stays in the outbox and is published again later
             rollbackQuietly(c);
             throw e;
         }
-        engine.batchDone(rows, result.outcomes(), result.latencyNanos());
-        return rows.size();
+        for (Settled s : settled) {
+            engine.batchDone(s.rows(), s.result().outcomes(), s.result().latencyNanos());
+        }
+        return total;
     }
+
+    /**
+     * Whether this transaction may claim one more batch: not while stopping, and not once the
+     * lanes' lease is due for renewal or a rebalance is due, both of which happen between
+     * transactions.
+     */
+    private boolean chainable() {
+        return engine.running() && !lanes.due();
+    }
+
+    private static long lastId(RelayStore.Claimed claimed) {
+        List<PublishRecord> rows = claimed.rows();
+        return rows.get(rows.size() - 1).id();
+    }
+
+    private record Settled(List<PublishRecord> rows, BatchPublisher.Result result) {}
 
     private Connection connection() throws SQLException {
         Connection c = connection;

@@ -1,0 +1,220 @@
+package io.txbox.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.txbox.TxboxTables;
+import io.txbox.testkit.TestPostgres;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.ResponseEntity;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * The Spring MVC Idempotency-Key filter on a real embedded server and PostgreSQL: a controller
+ * that writes through JdbcTemplate and a JPA repository runs once per key, its writes commit
+ * with the stored response, and a failure leaves nothing behind.
+ */
+@SpringBootTest(classes = {TestApplication.class, IdempotencyFilterIT.Orders.class}, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"spring.application.name=orders", "spring.flyway.enabled=false",
+            "txbox.http.idempotency.enabled=true", "txbox.http.idempotency.lease=1m"})
+@DirtiesContext
+class IdempotencyFilterIT {
+    @RegisterExtension
+    static final TestPostgres PG = TestPostgres.perClass();
+
+    @DynamicPropertySource
+    static void database(DynamicPropertyRegistry registry) {
+        TestDatabase.register(registry, PG, PG::schema);
+    }
+
+    @LocalServerPort int port;
+    @Autowired JdbcTemplate jdbc;
+    @Autowired TxboxTables tables;
+    @Autowired Orders orders;
+    final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeEach
+    void clean() {
+        jdbc.execute("CREATE TABLE IF NOT EXISTS audit_log (order_id text NOT NULL, event text NOT NULL)");
+        jdbc.execute("TRUNCATE audit_log, shipment, " + tables.inboxTable());
+        orders.reset();
+    }
+
+    @Test
+    void firstCall_runsTheController_replayReturnsTheStoredStatusHeadersAndBody() throws Exception {
+        HttpResponse<String> first = post("/orders/o-1", "k-1", "{\"item\":\"book\"}");
+        HttpResponse<String> replay = post("/orders/o-1", "k-1", "{\"item\":\"book\"}");
+
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(first.body()).isEqualTo("{\"orderId\":\"o-1\",\"run\":1}");
+        assertThat(first.headers().firstValue("Location")).hasValue("/orders/o-1");
+        assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(replay.statusCode()).isEqualTo(201);
+        assertThat(replay.body()).isEqualTo(first.body());
+        assertThat(replay.headers().firstValue("Location")).hasValue("/orders/o-1");
+        assertThat(replay.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
+        assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(orders.runs.get()).isEqualTo(1);
+        assertThat(count("audit_log")).isEqualTo(1);
+        assertThat(count("shipment")).isEqualTo(1);
+        assertThat(jdbc.queryForObject("SELECT consumer FROM " + tables.inboxTable() + " WHERE status = 'COMPLETED'",
+                String.class)).isEqualTo("orders.http");
+    }
+
+    @Test
+    void sameKey_differentBody_is422_andDoesNotRun() throws Exception {
+        assertThat(post("/orders/o-2", "k-2", "{\"item\":\"book\"}").statusCode()).isEqualTo(201);
+
+        HttpResponse<String> reused = post("/orders/o-2", "k-2", "{\"item\":\"pen\"}");
+
+        assertThat(reused.statusCode()).isEqualTo(422);
+        assertThat(reused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(orders.runs.get()).isEqualTo(1);
+        assertThat(count("shipment")).isEqualTo(1);
+    }
+
+    @Test
+    void sameKey_whileTheFirstRuns_is409_thenTheFirstCompletes() throws Exception {
+        orders.hold = new CountDownLatch(1);
+        CompletableFuture<HttpResponse<String>> first = http.sendAsync(request("/orders/o-3", "k-3", "{}"),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(orders.entered.await(30, TimeUnit.SECONDS)).isTrue();
+
+        HttpResponse<String> concurrent = post("/orders/o-3", "k-3", "{}");
+        orders.hold.countDown();
+
+        assertThat(concurrent.statusCode()).isEqualTo(409);
+        assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+        assertThat(orders.runs.get()).isEqualTo(1);
+        assertThat(count("shipment")).isEqualTo(1);
+    }
+
+    @Test
+    void missingOversizedOrMalformedKey_is400_andDoesNotRun() throws Exception {
+        HttpResponse<String> missing = http.send(HttpRequest.newBuilder(uri("/orders/o-4"))
+                .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> oversized = post("/orders/o-4", "k".repeat(256), "{}");
+        HttpResponse<String> malformed = post("/orders/o-4", "\"unterminated", "{}");
+
+        assertThat(missing.statusCode()).isEqualTo(400);
+        assertThat(missing.body()).contains("requires an Idempotency-Key header");
+        assertThat(oversized.statusCode()).isEqualTo(400);
+        assertThat(malformed.statusCode()).isEqualTo(400);
+        assertThat(orders.runs.get()).isZero();
+        assertThat(count("shipment")).isZero();
+    }
+
+    @Test
+    void controllerFails_afterItsWrites_nothingIsStoredOrWritten_andARetryRuns() throws Exception {
+        orders.failAfterWrites.set(true);
+        HttpResponse<String> failed = post("/orders/o-5", "k-5", "{}");
+
+        assertThat(failed.statusCode()).isEqualTo(500);
+        assertThat(failed.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(count("audit_log")).isZero();
+        assertThat(count("shipment")).isZero();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM " + tables.inboxTable() + " WHERE status = 'COMPLETED'",
+                Integer.class)).isZero();
+
+        HttpResponse<String> retry = post("/orders/o-5", "k-5", "{}");
+
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(orders.runs.get()).isEqualTo(2);
+        assertThat(count("audit_log")).isEqualTo(1);
+        assertThat(count("shipment")).isEqualTo(1);
+    }
+
+    @Test
+    void requestWithoutAFilteredMethod_passesUntouched() throws Exception {
+        HttpResponse<String> put = http.send(HttpRequest.newBuilder(uri("/orders/o-6"))
+                .PUT(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(put.statusCode()).isEqualTo(201);
+        assertThat(count("shipment")).isEqualTo(1);
+    }
+
+    private HttpResponse<String> post(String path, String key, String body) throws Exception {
+        return http.send(request(path, key, body), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpRequest request(String path, String key, String body) {
+        return HttpRequest.newBuilder(uri(path)).header("Idempotency-Key", key).header("Content-Type", "application/json")
+                .timeout(Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8))
+                .build();
+    }
+
+    private URI uri(String path) {
+        return URI.create("http://127.0.0.1:" + port + path);
+    }
+
+    private int count(String table) {
+        return jdbc.queryForObject("SELECT count(*) FROM " + table, Integer.class);
+    }
+
+    /** A controller that writes through JdbcTemplate and JPA, then answers 201. */
+    @RestController
+    static class Orders {
+        final AtomicInteger runs = new AtomicInteger();
+        final AtomicBoolean failAfterWrites = new AtomicBoolean();
+        final CountDownLatch entered = new CountDownLatch(1);
+        volatile CountDownLatch hold = new CountDownLatch(0);
+        private final JdbcTemplate jdbc;
+        private final ShipmentRepository shipments;
+
+        Orders(JdbcTemplate jdbc, ShipmentRepository shipments) {
+            this.jdbc = jdbc;
+            this.shipments = shipments;
+        }
+
+        void reset() {
+            runs.set(0);
+            failAfterWrites.set(false);
+            hold = new CountDownLatch(0);
+        }
+
+        @PostMapping(path = "/orders/{id}", produces = "application/json")
+        ResponseEntity<String> create(@PathVariable String id, @RequestBody(required = false) String body)
+                throws InterruptedException {
+            int run = runs.incrementAndGet();
+            jdbc.update("INSERT INTO audit_log (order_id, event) VALUES (?, 'created')", id);
+            shipments.save(new Shipment(id));
+            entered.countDown();
+            if (!hold.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test never released the request");
+            }
+            if (failAfterWrites.getAndSet(false)) {
+                throw new IllegalStateException("the controller fails after its writes");
+            }
+            return ResponseEntity.created(URI.create("/orders/" + id)).body("{\"orderId\":\"" + id + "\",\"run\":" + run + "}");
+        }
+
+        @org.springframework.web.bind.annotation.PutMapping("/orders/{id}")
+        ResponseEntity<Void> put(@PathVariable String id) {
+            shipments.save(new Shipment(id));
+            return ResponseEntity.status(201).build();
+        }
+    }
+}
