@@ -42,6 +42,16 @@ abstract class Destination implements AutoCloseable {
         return broker == Broker.KAFKA ? new KafkaDestination(env, name, producerOverrides, strictFencing) : new RabbitDestination(env, name);
     }
 
+    /** A route to Kafka topic {@code topic}, with its own publisher; also what a relay in a child JVM uses. */
+    static Route kafkaRoute(String bootstrap, String topic, Map<String, String> overrides, boolean strictFencing) {
+        KafkaPublisher.Builder b = KafkaPublisher.builder().bootstrapServers(bootstrap);
+        overrides.forEach(b::property);
+        if (strictFencing) {
+            b.strictFencing("txbox-bench-" + topic);
+        }
+        return b.build().topic(topic);
+    }
+
     /** A route for the relay, with its own publisher (closed by the relay). */
     abstract Route route();
 
@@ -79,12 +89,7 @@ abstract class Destination implements AutoCloseable {
 
         @Override
         Route route() {
-            KafkaPublisher.Builder b = KafkaPublisher.builder().bootstrapServers(env.kafkaBootstrap());
-            overrides.forEach(b::property);
-            if (strictFencing) {
-                b.strictFencing("txbox-bench-" + name);
-            }
-            return b.build().topic(name);
+            return kafkaRoute(env.kafkaBootstrap(), name, overrides, strictFencing);
         }
 
         @Override

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -97,6 +98,12 @@ final class KafkaAdmin {
      * were seen or nothing new arrived for {@code idle}.
      */
     static ReadBack readBack(String bootstrap, String topic, Set<String> expectedKeys, long expected, Duration idle) {
+        return readBack(bootstrap, topic, expectedKeys, expected, idle, r -> {});
+    }
+
+    /** {@link #readBack}, showing {@code visit} every record in partition order. */
+    static ReadBack readBack(String bootstrap, String topic, Set<String> expectedKeys, long expected, Duration idle,
+            Consumer<ConsumerRecord<byte[], byte[]>> visit) {
         Set<String> seen = new HashSet<>((int) Math.min(Integer.MAX_VALUE, expected * 2));
         long total = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps(bootstrap, null))) {
@@ -111,6 +118,7 @@ final class KafkaAdmin {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
                 for (ConsumerRecord<byte[], byte[]> r : records) {
                     total++;
+                    visit.accept(r);
                     String key = stepKey(r);
                     if (key != null && seen.add(key)) {
                         lastNew = System.nanoTime();

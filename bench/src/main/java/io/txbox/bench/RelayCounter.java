@@ -22,8 +22,13 @@ final class RelayCounter implements RelayListener {
         this.line = line;
     }
 
+    /** A new target: {@link #await} waits for it even when an earlier, smaller one was reached. */
     void target(long count) {
+        reachedAt = 0;
         this.target = count;
+        if (published.get() >= count && reachedAt == 0) {
+            reachedAt = System.nanoTime();
+        }
     }
 
     long reachedAt() {

@@ -1,5 +1,6 @@
 package io.txbox.bench;
 
+import io.txbox.TxboxTables;
 import io.txbox.outbox.Outbox;
 import io.txbox.relay.Relay;
 import java.sql.Connection;
@@ -48,22 +49,25 @@ final class RelayRun {
     }
 
     Relay build(DataSource ds, BenchEnv env, Destination dest, RelayCounter counter, Outbox wakeOn, String id) {
-        Relay.Builder b = Relay.builder()
+        Relay.Builder b = builder(ds, env.tables, id).route(dest.name, dest.route()).listener(counter);
+        if (wakeOn != null) {
+            b.wakeOn(wakeOn);
+        }
+        return b.build();
+    }
+
+    /** A relay builder with these settings; the caller adds routes and a listener. */
+    Relay.Builder builder(DataSource ds, TxboxTables tables, String id) {
+        return Relay.builder()
                 .dataSource(ds)
-                .tables(env.tables)
-                .route(dest.name, dest.route())
+                .tables(tables)
                 .workers(workers)
                 .batchSize(batchSize)
                 .pollInterval(pollInterval)
                 .relayId(id)
                 .laneLease(laneLease)
                 .publishTimeout(laneLease.compareTo(Relay.DEFAULT_PUBLISH_TIMEOUT.multipliedBy(2)) >= 0
-                        ? Relay.DEFAULT_PUBLISH_TIMEOUT : laneLease.dividedBy(2))
-                .listener(counter);
-        if (wakeOn != null) {
-            b.wakeOn(wakeOn);
-        }
-        return b.build();
+                        ? Relay.DEFAULT_PUBLISH_TIMEOUT : laneLease.dividedBy(2));
     }
 
     /** Reads {@code --warmup-rows} (default 50,000); only scenarios that call {@link #warmup} read it. */

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ObjLongConsumer;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
@@ -24,6 +25,16 @@ import javax.sql.DataSource;
  */
 final class SqlTiming {
     private final Map<String, Stat> stats = new ConcurrentHashMap<>();
+    private final ObjLongConsumer<String> observer;
+
+    SqlTiming() {
+        this((sql, nanos) -> {});
+    }
+
+    /** {@code observer} also sees every timed call (SQL text or COMMIT/ROLLBACK, nanoseconds), for percentiles. */
+    SqlTiming(ObjLongConsumer<String> observer) {
+        this.observer = observer;
+    }
 
     static final class Stat {
         final LongAdder count = new LongAdder();
@@ -112,9 +123,11 @@ final class SqlTiming {
         try {
             return call(target, m, args);
         } finally {
+            long nanos = System.nanoTime() - t0;
             Stat st = stats.computeIfAbsent(key, k -> new Stat());
             st.count.increment();
-            st.nanos.add(System.nanoTime() - t0);
+            st.nanos.add(nanos);
+            observer.accept(key, nanos);
         }
     }
 

@@ -125,6 +125,37 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/broken_passes").asLong()).isZero();
     }
 
+    @Test
+    void sustained_reportsEachIntervalWithAndWithoutTheHeldTransaction() throws Exception {
+        JsonNode bench = run("sustained", "--minutes", "0.05", "--held-minutes", "0.025", "--interval-s", "1", "--rate", "300",
+                "--calibration-rows", "0", "--kafka", kafka);
+        JsonNode intervals = bench.at("/figures/intervals");
+        assertThat(intervals).hasSize(6);
+        long held = 0;
+        for (JsonNode i : intervals) {
+            held += i.get("held").asBoolean() ? 1 : 0;
+            assertThat(i.get("tableBytes").asLong()).isPositive();
+        }
+        assertThat(held).as("intervals with the transaction held open").isBetween(1L, 3L);
+        assertThat(bench.at("/figures/last_to_first").asDouble()).isPositive();
+        assertThat(bench.at("/figures/last_to_first_held").asDouble()).isPositive();
+        assertThat(bench.at("/figures/claim_p99_last_to_first").asDouble()).isPositive();
+        assertThat(bench.at("/figures/published_reported").asLong()).isEqualTo(bench.at("/figures/rows").asLong());
+        assertThat(bench.at("/figures/outbox_left").asLong()).isZero();
+    }
+
+    @Test
+    void scaleOut_relayProcessesKeepTheOrderAndTakeOverTheLanesOfAKilledOne() throws Exception {
+        JsonNode bench = run("scale-out", "--rows", "4000", "--batch", "100", "--processes", "1,2", "--lane-lease-s", "3",
+                "--kafka", kafka);
+        assertThat(bench.at("/figures/msgs_per_sec_1").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ratio_2_to_1").asDouble()).isPositive();
+        assertThat(bench.at("/figures/order_violations").asLong()).isZero();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+        assertThat(bench.at("/figures/killed_lanes").asInt()).isPositive();
+        assertThat(bench.at("/figures/handover_s").asDouble()).isPositive();
+    }
+
     private static JsonNode run(String... args) throws Exception {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         List<String> all = new ArrayList<>(List.of(args));

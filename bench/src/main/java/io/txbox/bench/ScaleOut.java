@@ -1,0 +1,474 @@
+package io.txbox.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.outbox.Outbox;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+/**
+ * scale-out: the same backlog of {@code --rows} drained by 1, 2 and 4 relay processes
+ * ({@code --processes}), each a separate JVM ({@link RelayProcess}) with the relay's settings,
+ * on one outbox, to a fresh Kafka topic per run. The clock runs from the moment every process
+ * is ready and told to go until the last row is confirmed. Every run is read back from Kafka:
+ * per routing key the outbox ids must increase (a record older than one already seen for its
+ * key, and not itself seen before, is an order violation; a record seen before is a duplicate,
+ * which the inbox absorbs).
+ *
+ * <p>Then {@code --kill-processes} processes drain the same backlog again and one of them is
+ * SIGKILLed once {@code --kill-at} of the rows are gone: the hand-over time is from the kill
+ * until the rows of the lanes it held start to disappear again (its lanes' lease has to run
+ * out first: {@code --lane-lease-s}).
+ */
+final class ScaleOut extends Scenario {
+    private long rows;
+    private List<Integer> processes;
+    private int killProcesses;
+    private double killAt;
+    private int payloadSize;
+    private RelayRun relayRun;
+    private Map<String, String> relayArgs;
+    private long orderViolations = -1;
+    private long lost = -1;
+
+    /** One drain: processes, rate, what came back. */
+    record Run(int processes, long rows, double seconds, double msgsPerSec, long lost, long duplicates,
+            long orderViolations, Map<String, Long> publishedPerProcess, double relayCpuSeconds) {}
+
+    @Override
+    void configure(Options o) {
+        rows = o.longValue("rows", 200_000, "rows in the backlog of every run");
+        processes = new ArrayList<>();
+        for (String p : o.string("processes", "1,2,4", "relay process counts, one run each").split(",")) {
+            try {
+                processes.add(Integer.parseInt(p.trim()));
+            } catch (NumberFormatException e) {
+                throw new Options.UsageException("--processes wants counts like 1,2,4, but had '" + p + "'");
+            }
+        }
+        killProcesses = o.intValue("kill-processes", 2, "processes of the kill run (one is SIGKILLed mid-drain); 0 = no kill run");
+        killAt = o.doubleValue("kill-at", 0.3, "share of the backlog drained when the process is killed");
+        payloadSize = o.intValue("payload", 400, "payload bytes per row");
+        relayRun = new RelayRun(o);
+        relayArgs = new LinkedHashMap<>();
+        for (String name : List.of("workers", "batch", "poll-ms", "producer", "lane-lease-s", "strict-fencing")) {
+            String v = o.parameters().get(name);
+            if (v != null) {
+                relayArgs.put(name, v);
+            }
+        }
+        if (processes.isEmpty() || processes.get(0) != 1) {
+            throw new Options.UsageException("--processes must start with 1 (the ratios are against one process)");
+        }
+    }
+
+    @Override
+    boolean failedCorrectness() {
+        return orderViolations != 0 || lost != 0;
+    }
+
+    @Override
+    void run() throws Exception {
+        HikariDataSource writers = env.pool("writers", 2);
+        Outbox outbox = Outbox.builder().tables(env.tables).build();
+        byte[] payload = payload(payloadSize);
+        List<Run> runs = new ArrayList<>();
+        List<Html.Series> lines = new ArrayList<>();
+        long base = 0;
+        for (int p : processes) {
+            runs.add(drain(p, base, writers, outbox, payload, lines, null));
+            base += rows;
+        }
+        Map<String, Object> kill = null;
+        if (killProcesses > 1) {
+            kill = new LinkedHashMap<>();
+            runs.add(drain(killProcesses, base, writers, outbox, payload, lines, kill));
+        }
+        orderViolations = runs.stream().mapToLong(Run::orderViolations).sum();
+        lost = runs.stream().mapToLong(Run::lost).sum();
+        Run one = runs.get(0);
+        for (Run r : runs.subList(0, processes.size())) {
+            report.figure("msgs_per_sec_" + r.processes(), Report.round(r.msgsPerSec(), 0), "msg/s");
+            report.figure("relay_cpu_s_" + r.processes(), r.relayCpuSeconds(), "s");
+        }
+        for (Run r : runs.subList(1, processes.size())) {
+            report.figure("ratio_" + r.processes() + "_to_1", Report.round(r.msgsPerSec() / one.msgsPerSec(), 3), "");
+        }
+        report.figure("order_violations", orderViolations, "msgs")
+                .figure("lost", lost, "msgs")
+                .figure("duplicates_read_back", runs.stream().mapToLong(Run::duplicates).sum(), "msgs")
+                .figure("rows", rows, "rows per run");
+        if (kill != null) {
+            report.figure("handover_s", kill.get("handover_s"), "s")
+                    .figure("killed_lanes", kill.get("killed_lanes"), "lanes")
+                    .figure("lane_lease_s", relayRun.laneLease.toSeconds(), "s")
+                    .detail("kill", kill);
+        }
+        report.detail("runs", runs);
+        int max = processes.get(processes.size() - 1);
+        if (max > 1) {
+            report.target("ratio_" + max + "_to_1", ">=", 0.9);
+        }
+        report.target("order_violations", "==", 0).target("lost", "==", 0);
+        report.note("each process is a fresh JVM (no JIT warm-up), " + relayRun.workers + " workers, batch "
+                + relayRun.batchSize + "; every run drains the same number of rows to its own topic");
+        html(runs, lines, kill);
+    }
+
+    /**
+     * Writes {@code rows}, drains them with {@code p} processes, reads them back; kills one when
+     * {@code kill} is given. Adds the run's publish rate per second to {@code lines}.
+     */
+    private Run drain(int p, long base, HikariDataSource writers, Outbox outbox, byte[] payload, List<Html.Series> lines,
+            Map<String, Object> kill) throws Exception {
+        try (Destination dest = Destination.create(Broker.KAFKA, env, "scale-" + p, relayRun.producer)) {
+            Backlog.fill(writers, outbox, dest.name, base, rows, 2, 1000, payload, 0, null);
+            OrderCheck check = new OrderCheck(outboxIds());
+            RelayRun.vacuum(env);
+            freeLanes();
+            List<Child> children = new ArrayList<>();
+            try {
+                for (int i = 0; i < p; i++) {
+                    children.add(new Child("bench-scale-" + p + "-p" + i, dest.name));
+                }
+                for (Child c : children) {
+                    c.awaitReady();
+                }
+                long t0 = System.nanoTime();
+                Timeline line = new Timeline(p + (p == 1 ? " process" : " processes") + (kill == null ? "" : ", one killed"), t0);
+                for (Child c : children) {
+                    c.go(line);
+                }
+                long end;
+                if (kill == null) {
+                    end = awaitPublished(children, rows);
+                } else {
+                    awaitPublished(children, (long) (rows * killAt));
+                    killOne(children, kill);
+                    end = awaitEmpty(Duration.ofSeconds(relayRun.laneLease.toSeconds() * 3 + 60));
+                }
+                awaitEmpty(Duration.ofSeconds(60));
+                double secs = (end - t0) / 1e9;
+                lines.add(line.series(0));
+                Map<String, Long> perProcess = new LinkedHashMap<>();
+                double cpu = 0;
+                for (Child c : children) {
+                    perProcess.put(c.id, c.published.get());
+                    cpu += c.cpuSeconds();
+                }
+                for (Child c : children) {
+                    c.endInput();
+                }
+                for (Child c : children) {
+                    c.awaitExit();
+                }
+                KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, rows, Duration.ofSeconds(15),
+                        check::accept);
+                Run r = new Run(p, rows, Report.round(secs, 2), rows / secs, back.lost(), back.duplicates(), check.violations,
+                        perProcess, Report.round(cpu, 1));
+                log("%d process%s%s: %,d rows in %.2f s = %,.0f msg/s; lost %d, duplicates %d, order violations %d; per process %s;"
+                                + " CPU of the relay JVMs %.1f s (start-up included)", p, p == 1 ? "" : "es",
+                        kill == null ? "" : " (one killed)", rows, secs, r.msgsPerSec(), r.lost(), r.duplicates(),
+                        r.orderViolations(), perProcess, cpu);
+                return r;
+            } finally {
+                for (Child c : children) {
+                    c.destroy();
+                }
+            }
+        }
+    }
+
+    /** Lanes left by an earlier run (a killed process's lease) would hold the next run back. */
+    private void freeLanes() throws SQLException {
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
+            s.execute("UPDATE " + env.tables.qualified(env.tables.relayLaneTable()) + " SET owner = NULL, lease_until = NULL");
+            s.execute("DELETE FROM " + env.tables.qualified(env.tables.relayMemberTable()));
+        }
+    }
+
+    private static long awaitPublished(List<Child> children, long target) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+        while (System.nanoTime() < deadline) {
+            long sum = 0;
+            for (Child c : children) {
+                sum += c.published.get();
+                if (!c.process.isAlive()) {
+                    throw new IllegalStateException(c.id + " exited: " + c.logTail());
+                }
+            }
+            if (sum >= target) {
+                return System.nanoTime();
+            }
+            Thread.sleep(5);
+        }
+        throw new IllegalStateException("the relay processes did not publish " + target + " rows within 5 minutes");
+    }
+
+    /** Polls until the outbox is empty; returns when it was seen empty. */
+    private long awaitEmpty(Duration timeout) throws SQLException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
+            while (System.nanoTime() < deadline) {
+                try (ResultSet rs = s.executeQuery("SELECT id FROM " + env.outboxTable() + " ORDER BY id LIMIT 1")) {
+                    if (!rs.next()) {
+                        return System.nanoTime();
+                    }
+                }
+                Thread.sleep(50);
+            }
+        }
+        throw new IllegalStateException("outbox not empty after " + timeout.toSeconds() + " s");
+    }
+
+    /**
+     * SIGKILLs the process holding the most lanes and measures how long until the rows of those
+     * lanes are published again (their count in the outbox falls).
+     */
+    private void killOne(List<Child> children, Map<String, Object> kill) throws Exception {
+        String lanes = env.tables.qualified(env.tables.relayLaneTable());
+        try (Connection c = env.adminConnection()) {
+            Child victim = children.get(0);
+            List<Short> held = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT lane FROM " + lanes + " WHERE owner LIKE ? ORDER BY lane")) {
+                for (Child candidate : children) {
+                    List<Short> its = new ArrayList<>();
+                    ps.setString(1, candidate.id + "-%");
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            its.add(rs.getShort(1));
+                        }
+                    }
+                    if (its.size() > held.size()) {
+                        victim = candidate;
+                        held = its;
+                    }
+                }
+            }
+            long tKill = System.nanoTime();
+            victim.process.destroyForcibly();
+            victim.process.waitFor(10, TimeUnit.SECONDS);
+            Array arr = c.createArrayOf("smallint", held.toArray());
+            long before = -1;
+            long handover = -1;
+            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + env.outboxTable() + " WHERE lane = ANY(?)")) {
+                ps.setArray(1, arr);
+                long deadline = tKill + relayRun.laneLease.toNanos() * 3 + TimeUnit.SECONDS.toNanos(60);
+                while (System.nanoTime() < deadline) {
+                    long n;
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        n = rs.getLong(1);
+                    }
+                    if (before < 0) {
+                        before = n;
+                        if (n == 0) {
+                            break; // nothing left in its lanes: no hand-over to see
+                        }
+                    } else if (n < before) {
+                        handover = System.nanoTime();
+                        break;
+                    }
+                    Thread.sleep(200);
+                }
+            }
+            double s = handover < 0 ? -1 : Report.round((handover - tKill) / 1e9, 2);
+            kill.put("victim", victim.id);
+            kill.put("killed_lanes", held.size());
+            kill.put("rows_in_killed_lanes", before);
+            kill.put("handover_s", s);
+            kill.put("killed_after_rows", victim.published.get());
+            log("killed %s holding %d lanes (%,d rows left in them); its lanes published again after %.2f s (lane lease %d s)",
+                    victim.id, held.size(), before, s, relayRun.laneLease.toSeconds());
+        }
+    }
+
+    /** Step key to outbox id: the order the relay promises per routing key. */
+    private Map<String, Long> outboxIds() throws SQLException {
+        Map<String, Long> ids = new HashMap<>((int) (rows * 2));
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT step_key, id FROM " + env.outboxTable())) {
+            while (rs.next()) {
+                ids.put(rs.getString(1), rs.getLong(2));
+            }
+        }
+        return ids;
+    }
+
+    /**
+     * Per routing key, the outbox ids read back must increase: a record older than one already
+     * seen for its key, and not seen itself before, was published out of order.
+     */
+    private static final class OrderCheck {
+        private final Map<String, Long> ids;
+        private final Map<String, Long> highest = new HashMap<>();
+        private final Set<String> seen = new HashSet<>();
+        long violations;
+
+        OrderCheck(Map<String, Long> ids) {
+            this.ids = ids;
+        }
+
+        void accept(ConsumerRecord<byte[], byte[]> r) {
+            String step = KafkaAdmin.stepKey(r);
+            Long seq = step == null ? null : ids.get(step);
+            if (seq == null || r.key() == null) {
+                return;
+            }
+            String key = new String(r.key(), StandardCharsets.UTF_8);
+            boolean fresh = seen.add(step);
+            Long top = highest.get(key);
+            if (top != null && seq < top) {
+                if (fresh) {
+                    violations++;
+                }
+            } else {
+                highest.put(key, seq);
+            }
+        }
+    }
+
+    /** A relay process: its input (GO, end of input), its P lines counted, its log in a temp file. */
+    private final class Child {
+        final String id;
+        final Process process;
+        final AtomicLong published = new AtomicLong();
+        private final CountDownLatch ready = new CountDownLatch(1);
+        private final OutputStream stdin;
+        private final Path log;
+        private volatile Timeline line;
+
+        Child(String id, String topic) throws IOException {
+            this.id = id;
+            this.log = Files.createTempFile("txbox-bench-" + id + "-", ".log");
+            List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-Xms256m", "-Xmx512m", "-cp", System.getProperty("java.class.path"), RelayProcess.class.getName(),
+                    "--jdbc-url=" + env.jdbcUrl, "--user=" + env.user, "--password=" + env.password, "--schema=" + env.schema,
+                    "--bootstrap=" + env.kafkaBootstrap(), "--topic=" + topic, "--relay-id=" + id));
+            relayArgs.forEach((k, v) -> cmd.add("--" + k + "=" + v));
+            process = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+            stdin = process.getOutputStream();
+            Thread reader = new Thread(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                    String l;
+                    while ((l = r.readLine()) != null) {
+                        if (l.startsWith("P ")) {
+                            long n = Long.parseLong(l.substring(2).trim());
+                            published.addAndGet(n);
+                            Timeline t = line;
+                            if (t != null) {
+                                t.record(n);
+                            }
+                        } else if (l.equals("READY")) {
+                            ready.countDown();
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // the process ended
+                }
+            }, id + "-out");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        void awaitReady() throws InterruptedException {
+            if (!ready.await(90, TimeUnit.SECONDS)) {
+                throw new IllegalStateException(id + " not ready after 90 s: " + logTail());
+            }
+        }
+
+        void go(Timeline publishLine) throws IOException {
+            this.line = publishLine;
+            stdin.write("GO\n".getBytes(StandardCharsets.UTF_8));
+            stdin.flush();
+        }
+
+        /** CPU time of the JVM so far (0 once it is gone). */
+        double cpuSeconds() {
+            return process.info().totalCpuDuration().map(d -> d.toMillis() / 1000.0).orElse(0.0);
+        }
+
+        /** Ends the input: the relay closes (releasing its lanes) and the JVM exits. */
+        void endInput() {
+            try {
+                stdin.close();
+            } catch (IOException e) {
+                // already gone (killed)
+            }
+        }
+
+        void awaitExit() throws InterruptedException {
+            if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+
+        void destroy() {
+            if (process.isAlive()) {
+                process.destroyForcibly();
+            }
+            try {
+                Files.deleteIfExists(log);
+            } catch (IOException e) {
+                // a temp file left behind is harmless
+            }
+        }
+
+        String logTail() {
+            try {
+                List<String> all = Files.readAllLines(log);
+                return String.join("\n", all.subList(Math.max(0, all.size() - 30), all.size()));
+            } catch (IOException e) {
+                return "(no log: " + e + ")";
+            }
+        }
+    }
+
+    private void html(List<Run> runs, List<Html.Series> lines, Map<String, Object> kill) {
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-10s %9s %9s %6s %11s %17s %10s%n", "processes",
+                "msg/s", "seconds", "lost", "duplicates", "order violations", "relay CPU s"));
+        for (Run r : runs) {
+            sb.append(String.format(Locale.ROOT, "%-10s %9.0f %9.2f %6d %11d %17d %10.1f%n",
+                    r.processes() + (runs.indexOf(r) >= processes.size() ? " (kill)" : ""), r.msgsPerSec(), r.seconds(), r.lost(),
+                    r.duplicates(), r.orderViolations(), r.relayCpuSeconds()));
+        }
+        double one = runs.get(0).msgsPerSec();
+        html.paragraph(String.format(Locale.ROOT, "%,d rows of %d B per run, drained to Kafka by 1 to %d relay processes"
+                        + " (separate JVMs, %d workers each, batch %d) on one outbox; each process starts cold (no warm-up: the"
+                        + " clock starts when every process is ready).", rows, payloadSize, processes.get(processes.size() - 1),
+                        relayRun.workers, relayRun.batchSize))
+                .paragraph(rows < 100_000 ? String.format(Locale.ROOT, "Short run: %,d rows per drain (the default is 200,000);"
+                        + " start-up dominates.", rows) : "")
+                .pre(sb.toString())
+                .timeline("Rows per second published, one line per run (each from its own start)", "rows/s", lines,
+                        List.of(Html.Mark.y(one, "1 process"), Html.Mark.y(one * 0.9, "target: 0.9 x 1 process")));
+        if (kill != null) {
+            html.paragraph(String.format(Locale.ROOT, "Kill run: %s SIGKILLed holding %s lanes; its lanes published again after"
+                    + " %s s (lane lease %d s).", kill.get("victim"), kill.get("killed_lanes"), kill.get("handover_s"),
+                    relayRun.laneLease.toSeconds()));
+        }
+    }
+}
