@@ -16,12 +16,14 @@ import io.txbox.inbox.kafka.KafkaInboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestKafka;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
@@ -34,7 +36,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -43,11 +45,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The bad-input corpus, through the real Kafka and RabbitMQ consumers: each case ends either in
  * exactly one effect (a valid but unusual key) or in a dead letter whose reason names the
- * problem. A normal message sent right behind each bad one is processed: nothing wedges.
+ * problem. A normal message sent right behind each bad one is processed: nothing wedges. Every
+ * case runs on PostgreSQL and MariaDB, each with its own topic, queue and consumers.
  */
 class BadInputCorpusIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(10);
+    static final TestDatabases DBS = TestDatabases.perClass(10);
 
     @RegisterExtension
     static final TestKafka KAFKA = TestKafka.shared();
@@ -62,16 +65,12 @@ class BadInputCorpusIT {
     static final Duration FAST_INITIAL = Duration.ofMillis(100);
     static final Duration FAST_MAX = Duration.ofMillis(400);
 
-    static TxboxTables tables;
-    static Effects effects;
     static KafkaProducer<byte[], byte[]> producer;
     static Connection rabbit;
     static Channel channel;
-    static String topic;
-    static String queue;
-    static InboxConsumer kafkaConsumer;
-    static InboxConsumer rabbitConsumer;
-    /** Dead letters read so far, by corpus case name. */
+    /** The migrated tables, effects, topic, queue and running consumers of each database. */
+    static final Map<TestDatabase.Kind, Side> sides = new ConcurrentHashMap<>();
+    /** Dead letters read so far, by dead-letter queue and corpus case name. */
     static final Map<String, Map<String, String>> deadLetters = new ConcurrentHashMap<>();
 
     /** One delivery of the corpus: its key header (raw bytes, or absent) plus extra headers and payload. */
@@ -93,6 +92,14 @@ class BadInputCorpusIT {
 
     static Case dead(String name, byte @Nullable [] key, String reasonPart) {
         return new Case(name, key, Map.of(), ("payload of " + name).getBytes(UTF_8), reasonPart, null);
+    }
+
+    /** One database's share of the suite. */
+    record Side(TestDatabase db, TxboxTables tables, Effects effects, String topic, String queue,
+            InboxConsumer kafkaConsumer, InboxConsumer rabbitConsumer) {
+        String target(String broker) {
+            return broker.equals("kafka") ? topic : queue;
+        }
     }
 
     static Stream<Arguments> corpus() {
@@ -125,35 +132,43 @@ class BadInputCorpusIT {
                         new Case("key-header-is-a-table", null, Map.of(KEY_HEADER, Map.of("k", "v")),
                                 "x".getBytes(UTF_8), "is missing", null)))
                 .map(c -> Arguments.of("rabbit", c));
-        return Stream.concat(kafka, rabbitCases);
+        List<Arguments> perBroker = Stream.concat(kafka, rabbitCases).toList();
+        return Stream.of(TestDatabase.Kind.values()).flatMap(kind -> perBroker.stream()
+                .map(a -> Arguments.of(Named.of(kind.toString(), kind), a.get()[0], a.get()[1])));
     }
 
     @BeforeAll
     static void setUp() throws Exception {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        effects = new Effects(PG.dataSource());
         Map<String, Object> pc = new HashMap<>(KAFKA.producerConfig());
         pc.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, TOPIC_MAX_BYTES);
         pc.put(ProducerConfig.BUFFER_MEMORY_CONFIG, 64L * 1024 * 1024);
         producer = new KafkaProducer<>(pc, new ByteArraySerializer(), new ByteArraySerializer());
         rabbit = RABBIT.newConnection();
         channel = rabbit.createChannel();
-
-        topic = kafkaTopic("corpus");
-        kafkaConsumer = kafkaConsumer("corpus-kafka", topic);
-        queue = rabbitQueue("corpus");
-        rabbitConsumer = rabbitConsumer("corpus-rabbit", queue);
+        for (TestDatabase db : DBS.all()) {
+            TxboxTables tables = TxboxTables.inSchema(db.schema());
+            TxboxMigrations.migrate(db.dataSource(), tables);
+            Effects effects = new Effects(db.dataSource());
+            String topic = kafkaTopic(hint(db, "corpus"));
+            String queue = rabbitQueue(hint(db, "corpus"));
+            sides.put(db.kind(), new Side(db, tables, effects, topic, queue,
+                    kafkaConsumer(db, tables, "corpus-kafka", topic), rabbitConsumer(db, tables, "corpus-rabbit", queue)));
+        }
     }
 
     @AfterAll
     static void tearDown() throws Exception {
-        kafkaConsumer.close();
-        rabbitConsumer.close();
+        for (Side side : sides.values()) {
+            side.kafkaConsumer().close();
+            side.rabbitConsumer().close();
+        }
         producer.close();
     }
 
-    static String bigQueue = "unused";
+    /** Rabbit names are fixed per class and hint, so each database's queues and exchanges get their own hint. */
+    static String hint(TestDatabase db, String what) {
+        return what + "-" + db.kind().name().toLowerCase(Locale.ROOT);
+    }
 
     static String kafkaTopic(String hint) {
         String t = KAFKA.uniqueTopic(hint);
@@ -163,9 +178,9 @@ class BadInputCorpusIT {
         return t;
     }
 
-    static InboxConsumer kafkaConsumer(String name, String t) {
+    static InboxConsumer kafkaConsumer(TestDatabase db, TxboxTables tables, String name, String t) {
         InboxConsumer c = KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).maxAttempts(3).build(),
-                        PG.dataSource(), Effects.recorder(name))
+                        db.dataSource(), Effects.recorder(name))
                 .bootstrapServers(KAFKA.bootstrapServers()).topics(t).groupId(t + "-inbox").backoff(FAST_INITIAL, FAST_MAX)
                 .pollTimeout(Duration.ofMillis(100)).build();
         c.start();
@@ -180,85 +195,84 @@ class BadInputCorpusIT {
         return q;
     }
 
-    static InboxConsumer rabbitConsumer(String name, String q) {
+    static InboxConsumer rabbitConsumer(TestDatabase db, TxboxTables tables, String name, String q) {
         InboxConsumer c = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).maxAttempts(3).build(),
-                        PG.dataSource(), Effects.recorder(name))
-                .connectionFactory(RABBIT.connectionFactory()).queue(q).deadLetterExchange(RABBIT.name(name + "-dlx"))
+                        db.dataSource(), Effects.recorder(name))
+                .connectionFactory(RABBIT.connectionFactory()).queue(q).deadLetterExchange(RABBIT.name(hint(db, name + "-dlx")))
                 .prefetch(1).backoff(FAST_INITIAL, FAST_MAX).build();
         c.start();
         return c;
     }
 
-    @ParameterizedTest(name = "{0}: {1}")
+    @ParameterizedTest(name = "{0} {1}: {2}")
     @MethodSource("corpus")
-    void corpus_badDeliveryThroughRealConsumer_endsInOneEffectOrDeadLetterWithReason_andNothingWedges(String broker,
-            Case c) throws Exception {
+    void corpus_badDeliveryThroughRealConsumer_endsInOneEffectOrDeadLetterWithReason_andNothingWedges(
+            TestDatabase.Kind kind, String broker, Case c) throws Exception {
+        Side side = sides.get(kind);
+        Effects effects = side.effects();
+        String target = side.target(broker);
         String consumer = broker.equals("kafka") ? "corpus-kafka" : "corpus-rabbit";
         if (c.priorPayload() != null) {
-            send(broker, c.name(), c.name() + "-prior", c.key(), Map.of(), c.priorPayload());
+            sendTo(broker, target, c.name(), c.name() + "-prior", c.key(), Map.of(), c.priorPayload());
             await().atMost(Duration.ofSeconds(45)).until(() -> effects.count(consumer, new String(c.key(), UTF_8)) == 1);
         }
-        int effectsBefore = total(consumer);
-        send(broker, c.name(), c.name(), c.key(), c.headers(), c.payload());
+        int effectsBefore = total(effects, consumer);
+        sendTo(broker, target, c.name(), c.name(), c.key(), c.headers(), c.payload());
         if (!c.deadLetters()) {
-            send(broker, c.name(), c.name() + "-again", c.key(), c.headers(), c.payload()); // a redelivery
+            sendTo(broker, target, c.name(), c.name() + "-again", c.key(), c.headers(), c.payload()); // a redelivery
         }
         String after = "after-" + c.name();
-        send(broker, c.name(), "normal", after.getBytes(UTF_8), Map.of(), "fine".getBytes(UTF_8));
+        sendTo(broker, target, c.name(), "normal", after.getBytes(UTF_8), Map.of(), "fine".getBytes(UTF_8));
 
         await().atMost(Duration.ofSeconds(45)).until(() -> effects.count(consumer, after) == 1);
         if (c.deadLetters()) {
-            Map<String, String> dead = awaitDeadLetter(broker, c.name());
+            Map<String, String> dead = readDeadLetter(broker, target, c.name());
             assertThat(dead.get(DeadLetterHeaders.REASON)).contains(c.reasonPart());
             assertThat(dead.get(DeadLetterHeaders.CONSUMER)).isEqualTo(consumer);
             // the dead-lettered delivery left no effect: only the normal one behind it did
-            assertThat(total(consumer)).as("effects added by the bad delivery and the normal one").isEqualTo(effectsBefore + 1);
+            assertThat(total(effects, consumer)).as("effects added by the bad delivery and the normal one").isEqualTo(effectsBefore + 1);
             if (c.key() != null) {
                 assertThat(effects.count(consumer, new String(c.key(), UTF_8))).isEqualTo(c.priorPayload() == null ? 0 : 1);
             }
         } else {
             assertThat(effects.count(consumer, new String(c.key(), UTF_8))).isEqualTo(1);
-            assertThat(total(consumer)).as("one effect for the delivery and its redelivery, one for the normal one")
+            assertThat(total(effects, consumer)).as("one effect for the delivery and its redelivery, one for the normal one")
                     .isEqualTo(effectsBefore + 2);
         }
     }
 
-    private static int total(String consumer) {
+    private static int total(Effects effects, String consumer) {
         return effects.countsByKey(consumer).values().stream().mapToInt(Integer::intValue).sum();
     }
 
-    @Test
-    void kafka_20MbPayload_deadLetteredWithReason_andPartitionKeepsFlowing() throws Exception {
-        String t = kafkaTopic("big");
-        try (InboxConsumer c = kafkaConsumer("big-kafka", t)) {
-            bigPayloadCase("kafka", t, "big-kafka");
+    static Stream<Arguments> databasesAndBrokers() {
+        return Stream.of(TestDatabase.Kind.values()).flatMap(kind -> Stream.of("kafka", "rabbit")
+                .map(broker -> Arguments.of(Named.of(kind.toString(), kind), broker)));
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("databasesAndBrokers")
+    void bigPayload_20Mb_deadLetteredWithReason_andPartitionOrQueueKeepsFlowing(TestDatabase.Kind kind, String broker)
+            throws Exception {
+        Side side = sides.get(kind);
+        String consumer = "big-" + broker;
+        String target = broker.equals("kafka") ? kafkaTopic(hint(side.db(), "big")) : rabbitQueue(hint(side.db(), "big"));
+        try (InboxConsumer c = broker.equals("kafka")
+                ? kafkaConsumer(side.db(), side.tables(), consumer, target)
+                : rabbitConsumer(side.db(), side.tables(), consumer, target)) {
+            bigPayloadCase(side.effects(), broker, target, consumer);
         }
     }
 
-    @Test
-    void rabbit_20MbPayload_deadLetteredWithReason_andQueueKeepsFlowing() throws Exception {
-        bigQueue = rabbitQueue("big");
-        try (InboxConsumer c = rabbitConsumer("big-rabbit", bigQueue)) {
-            bigPayloadCase("rabbit", bigQueue, "big-rabbit");
-        }
-    }
-
-    private void bigPayloadCase(String broker, String target, String consumer) throws Exception {
+    private void bigPayloadCase(Effects effects, String broker, String target, String consumer) throws Exception {
         byte[] big = new byte[BIG];
         java.util.Arrays.fill(big, (byte) 'x');
         sendTo(broker, target, "20mb", "20mb", "big-1".getBytes(UTF_8), Map.of(), big);
         sendTo(broker, target, "20mb", "normal", "after-big".getBytes(UTF_8), Map.of(), "fine".getBytes(UTF_8));
         await().atMost(Duration.ofSeconds(60)).until(() -> effects.count(consumer, "after-big") == 1);
         assertThat(effects.count(consumer, "big-1")).isZero();
-        Map<String, String> dead = broker.equals("kafka")
-                ? readKafkaDeadLetter(target, "20mb")
-                : readRabbitDeadLetter(target, "20mb");
+        Map<String, String> dead = readDeadLetter(broker, target, "20mb");
         assertThat(dead.get(DeadLetterHeaders.REASON)).contains("more than maxPayloadBytes");
-    }
-
-    private static void send(String broker, String caseName, String part, byte @Nullable [] key,
-            Map<String, Object> headers, byte[] payload) throws Exception {
-        sendTo(broker, broker.equals("kafka") ? topic : queue, caseName, part, key, headers, payload);
     }
 
     private static void sendTo(String broker, String target, String caseName, String part, byte @Nullable [] key,
@@ -283,8 +297,8 @@ class BadInputCorpusIT {
         }
     }
 
-    private static Map<String, String> awaitDeadLetter(String broker, String caseName) {
-        return broker.equals("kafka") ? readKafkaDeadLetter(topic, caseName) : readRabbitDeadLetter(queue, caseName);
+    private static Map<String, String> readDeadLetter(String broker, String target, String caseName) {
+        return broker.equals("kafka") ? readKafkaDeadLetter(target, caseName) : readRabbitDeadLetter(target, caseName);
     }
 
     private static Map<String, String> readKafkaDeadLetter(String t, String caseName) {
@@ -302,14 +316,14 @@ class BadInputCorpusIT {
     }
 
     private static Map<String, String> readRabbitDeadLetter(String q, String caseName) {
-        String wanted = caseName + "/" + caseName;
         String dlq = q + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX;
+        String wanted = dlq + " " + caseName + "/" + caseName;
         await().atMost(Duration.ofSeconds(45)).pollInterval(Duration.ofMillis(100)).until(() -> {
             GetResponse r;
             while ((r = channel.basicGet(dlq, true)) != null) {
                 Map<String, String> headers = new HashMap<>();
                 r.getProps().getHeaders().forEach((k, v) -> headers.put(k, String.valueOf(v)));
-                deadLetters.put(headers.getOrDefault(CASE_HEADER, "?"), headers);
+                deadLetters.put(dlq + " " + headers.getOrDefault(CASE_HEADER, "?"), headers);
             }
             return deadLetters.containsKey(wanted);
         });

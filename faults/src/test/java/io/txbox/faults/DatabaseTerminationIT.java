@@ -43,7 +43,7 @@ class DatabaseTerminationIT {
         // the COMMIT is still running when the test terminates the backend.
         effects.exec("CREATE TABLE commit_stall (key text PRIMARY KEY)");
         effects.exec("CREATE FUNCTION stall_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-                + " IF EXISTS (SELECT 1 FROM commit_stall s WHERE s.key = NEW.key) THEN PERFORM pg_sleep(30); END IF;"
+                + " IF EXISTS (SELECT 1 FROM commit_stall s WHERE s.key = NEW.message_key) THEN PERFORM pg_sleep(30); END IF;"
                 + " RETURN NULL; END $$");
         effects.exec("CREATE CONSTRAINT TRIGGER stall_commit AFTER INSERT ON effects DEFERRABLE INITIALLY DEFERRED"
                 + " FOR EACH ROW EXECUTE FUNCTION stall_commit()");

@@ -19,13 +19,13 @@ final class Effects {
 
     Effects(DataSource ds) {
         this.ds = ds;
-        exec("CREATE TABLE IF NOT EXISTS effects (id bigserial PRIMARY KEY, consumer text NOT NULL, key text NOT NULL,"
-                + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
+        // plain types and no reserved words, so the same table works on PostgreSQL and MariaDB
+        exec("CREATE TABLE IF NOT EXISTS effects (consumer varchar(255) NOT NULL, message_key varchar(255) NOT NULL)");
     }
 
     /** Writes one effect for {@code key} inside the caller's transaction. */
     static void apply(Connection tx, String consumer, String key) throws SQLException {
-        try (PreparedStatement ps = tx.prepareStatement("INSERT INTO effects (consumer, key) VALUES (?, ?)")) {
+        try (PreparedStatement ps = tx.prepareStatement("INSERT INTO effects (consumer, message_key) VALUES (?, ?)")) {
             ps.setString(1, consumer);
             ps.setString(2, key);
             ps.executeUpdate();
@@ -44,7 +44,7 @@ final class Effects {
     Map<String, Integer> countsByKey(String consumer) {
         Map<String, Integer> counts = new HashMap<>();
         try (Connection c = ds.getConnection();
-                PreparedStatement ps = c.prepareStatement("SELECT key, count(*) FROM effects WHERE consumer = ? GROUP BY key")) {
+                PreparedStatement ps = c.prepareStatement("SELECT message_key, count(*) FROM effects WHERE consumer = ? GROUP BY message_key")) {
             ps.setString(1, consumer);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
