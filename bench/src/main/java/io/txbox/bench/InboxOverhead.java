@@ -184,14 +184,8 @@ final class InboxOverhead extends Scenario {
         }
         if (first) {
             insertBusiness(c, key);
-            String stepKey = key + ":ship";
             try (PreparedStatement ps = c.prepareStatement(outboxSql)) {
-                ps.setString(1, stepKey);
-                ps.setString(2, key);
-                ps.setString(3, DESTINATION);
-                ps.setString(4, key);
-                ps.setShort(5, Lanes.of(key, stepKey));
-                ps.setBytes(6, payload);
+                bindOutboxHead(ps, key);
                 ps.setNull(7, Types.ARRAY);
                 ps.setNull(8, Types.ARRAY);
                 ps.setNull(9, Types.VARCHAR);
@@ -204,6 +198,17 @@ final class InboxOverhead extends Scenario {
             }
         }
         c.commit();
+    }
+
+    /** The columns both databases' by-hand outbox inserts start with: step key, original, destination, routing key, lane, payload. */
+    private void bindOutboxHead(PreparedStatement ps, String key) throws SQLException {
+        String stepKey = key + ":ship";
+        ps.setString(1, stepKey);
+        ps.setString(2, key);
+        ps.setString(3, DESTINATION);
+        ps.setString(4, key);
+        ps.setShort(5, Lanes.of(key, stepKey));
+        ps.setBytes(6, payload);
     }
 
     /** The by-hand transaction on MariaDB: a duplicate key is error 1062 on the inbox insert. */
@@ -222,14 +227,8 @@ final class InboxOverhead extends Scenario {
         }
         if (first) {
             insertBusiness(c, key);
-            String stepKey = key + ":ship";
             try (PreparedStatement ps = c.prepareStatement(outboxSql)) {
-                ps.setString(1, stepKey);
-                ps.setString(2, key);
-                ps.setString(3, DESTINATION);
-                ps.setString(4, key);
-                ps.setShort(5, Lanes.of(key, stepKey));
-                ps.setBytes(6, payload);
+                bindOutboxHead(ps, key);
                 ps.executeUpdate();
             }
         }
