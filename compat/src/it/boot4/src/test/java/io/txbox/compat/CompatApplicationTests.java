@@ -16,7 +16,6 @@ import io.txbox.spring.TxboxTemplate;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -24,9 +23,6 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 @SpringBootTest
 class CompatApplicationTests {
-    private static JdbcTemplate cleanup;
-    private static String schema;
-
     @Autowired DataSource dataSource;
     @Autowired JdbcTemplate jdbc;
     @Autowired Outbox outbox;
@@ -34,21 +30,8 @@ class CompatApplicationTests {
     @Autowired TxboxTables tables;
     @Autowired TxboxTemplate txbox;
 
-    @AfterAll
-    static void dropSchema() {
-        if (cleanup != null) {
-            cleanup.execute("drop schema if exists " + schema + " cascade");
-        }
-    }
-
-    private void rememberSchema() {
-        cleanup = jdbc;
-        schema = tables.schema();
-    }
-
     @Test
     void outboxAndInbox_commitWithTheServicesTransaction() throws Exception {
-        rememberSchema();
         byte[] payload = "order 7 paid".getBytes(StandardCharsets.UTF_8);
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
@@ -66,7 +49,6 @@ class CompatApplicationTests {
 
     @Test
     void starter_txboxTemplateProcess_handlerWritesCommitWithTheInboxEntry_redeliveryIsDuplicate() {
-        rememberSchema();
         jdbc.execute("create table if not exists " + tables.schema() + ".shipments (order_id text not null)");
         InboundMessage paid = InboundMessage.of("order-8", "order 8 paid".getBytes(StandardCharsets.UTF_8));
         Handler ship = (tx, m) -> {
@@ -81,7 +63,6 @@ class CompatApplicationTests {
 
     @Test
     void txboxBringsNoJooqOntoTheApplicationsClasspath() {
-        rememberSchema();
         assertThatThrownBy(() -> Class.forName("org.jooq.DSLContext")).isInstanceOf(ClassNotFoundException.class);
     }
 }
