@@ -40,6 +40,7 @@ import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.messaging.Message;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -60,6 +61,7 @@ import org.springframework.transaction.support.TransactionTemplate;
     "txbox.relay.routes.shipments=rabbitmq:${compat.shipments-exchange}"})
 @EmbeddedKafka(partitions = 1, topics = {MessagingTests.PAYMENTS, MessagingTests.INVOICES})
 @Import(MessagingTests.OrderListeners.class)
+@DirtiesContext   // closed after the class, so its listeners and relay stop before the broker goes away
 class MessagingTests {
     static final String PAYMENTS = "compat.payments";
     static final String INVOICES = "compat.invoices";
