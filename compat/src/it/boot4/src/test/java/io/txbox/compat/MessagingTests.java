@@ -61,7 +61,7 @@ import org.springframework.transaction.support.TransactionTemplate;
     "txbox.relay.routes.shipments=rabbitmq:${compat.shipments-exchange}"})
 @EmbeddedKafka(partitions = 1, topics = {MessagingTests.PAYMENTS, MessagingTests.INVOICES})
 @Import(MessagingTests.OrderListeners.class)
-@DirtiesContext   // closed after the class, so its listeners and relay stop before the broker goes away
+@DirtiesContext   // closed after the class, in order; at JVM exit the broker's log directory was deleted under it
 class MessagingTests {
     static final String PAYMENTS = "compat.payments";
     static final String INVOICES = "compat.invoices";
