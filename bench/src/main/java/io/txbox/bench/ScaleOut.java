@@ -34,7 +34,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * ({@code --processes}), each a separate JVM ({@link RelayProcess}) with the relay's settings,
  * on one outbox, to a fresh Kafka topic per run. The clock runs from the moment every process
  * is ready and told to go until the last row is confirmed. Before that, the same processes drain
- * {@code --warmup-rows} of their own and stop their relays, so the clock measures warm JVMs
+ * {@code --warmup-rows} per process and stop their relays, so the clock measures warm JVMs
  * (class loading and JIT compilation are paid once per process, before the measured backlog). Every run is read back from Kafka:
  * per routing key the outbox ids must increase (a record older than one already seen for its
  * key, and not itself seen before, is an order violation; a record seen before is a duplicate,
@@ -65,7 +65,7 @@ final class ScaleOut extends Scenario {
     void configure(Options o) {
         rows = o.longValue("rows", 200_000, "rows in the backlog of every run");
         warmupRows = o.longValue("warmup-rows", 20_000,
-                "rows each run's processes drain before its clock starts, so every JVM is warm; 0 = measure from a cold start");
+                "rows per process drained before each run's clock starts, so every JVM is warm (JIT-compiled); 0 = measure from a cold start");
         processes = new ArrayList<>();
         for (String p : o.string("processes", "1,2,4", "relay process counts, one run each").split(",")) {
             try {
@@ -108,7 +108,7 @@ final class ScaleOut extends Scenario {
         long base = 0;
         for (int p : processes) {
             runs.add(drain(p, base, writers, outbox, payload, lines, null));
-            base += warmupRows + rows;
+            base += warmupRows * p + rows;
         }
         Map<String, Object> kill = null;
         if (killProcesses > 1) {
@@ -141,7 +141,7 @@ final class ScaleOut extends Scenario {
             report.target("ratio_" + max + "_to_1", ">=", 0.9);
         }
         report.target("order_violations", "==", 0).target("lost", "==", 0);
-        report.note((warmupRows > 0 ? String.format(Locale.ROOT, "each process is a JVM warmed by draining %,d rows first", warmupRows)
+        report.note((warmupRows > 0 ? String.format(Locale.ROOT, "each process is a JVM warmed first: every run drains %,d rows per process before its clock starts", warmupRows)
                 : "each process is a fresh JVM (no JIT warm-up)") + ", " + relayRun.workers + " workers, batch "
                 + relayRun.batchSize + "; every run drains the same number of rows to its own topic");
         html(runs, lines, kill);
@@ -164,20 +164,21 @@ final class ScaleOut extends Scenario {
                     c.awaitReady();
                 }
                 Map<String, Long> ids = new HashMap<>();
-                if (warmupRows > 0) {
-                    Backlog.fill(writers, outbox, dest.name, base, warmupRows, 2, 1000, payload, 0, null);
+                long warmup = warmupRows * p;
+                if (warmup > 0) {
+                    Backlog.fill(writers, outbox, dest.name, base, warmup, 2, 1000, payload, 0, null);
                     ids.putAll(outboxIds());
                     for (Child c : children) {
                         c.go(null);
                     }
-                    awaitPublished(children, warmupRows);
+                    awaitPublished(children, warmup);
                     awaitEmpty(Duration.ofSeconds(60));
                     for (Child c : children) {
                         c.stop();
                     }
                     freeLanes();
                 }
-                Backlog.fill(writers, outbox, dest.name, base + warmupRows, rows, 2, 1000, payload, 0, null);
+                Backlog.fill(writers, outbox, dest.name, base + warmup, rows, 2, 1000, payload, 0, null);
                 ids.putAll(outboxIds());
                 OrderCheck check = new OrderCheck(ids);
                 RelayRun.vacuum(env);
@@ -210,7 +211,7 @@ final class ScaleOut extends Scenario {
                     c.awaitExit();
                 }
                 // the warm-up's rows went to the same topic: read back and checked with the measured ones
-                KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, warmupRows + rows,
+                KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, warmup + rows,
                         Duration.ofSeconds(15), check::accept);
                 Run r = new Run(p, rows, Report.round(secs, 2), rows / secs, back.lost(), back.duplicates(), check.violations,
                         perProcess, Report.round(cpu, 1));
@@ -507,7 +508,7 @@ final class ScaleOut extends Scenario {
         html.paragraph(String.format(Locale.ROOT, "%,d rows of %d B per run, drained to Kafka by 1 to %d relay processes"
                         + " (separate JVMs, %d workers each, batch %d) on one outbox; %s", rows, payloadSize,
                         processes.get(processes.size() - 1), relayRun.workers, relayRun.batchSize, warmupRows > 0
-                                ? String.format(Locale.ROOT, "the same processes first drained %,d rows each run, so the clock"
+                                ? String.format(Locale.ROOT, "the same processes first drained %,d rows per process, so the clock"
                                         + " measures warm JVMs.", warmupRows)
                                 : "each process starts cold (no warm-up: the clock starts when every process is ready)."))
                 .paragraph(rows < 100_000 ? String.format(Locale.ROOT, "Short run: %,d rows per drain (the default is 200,000);"
