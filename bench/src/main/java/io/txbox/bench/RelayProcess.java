@@ -16,8 +16,9 @@ import java.util.Map;
 /**
  * One relay in its own JVM, for {@code scale-out}: started by {@link ScaleOut} with the bench's
  * class path and {@code --name=value} arguments (the relay options of {@link RelayRun}, plus
- * where to connect). It builds its relay, prints {@code READY}, starts publishing when a line
- * {@code GO} arrives on its input, prints {@code P <count>} after every confirmed batch, and
+ * where to connect). It prints {@code READY}; a line {@code GO} on its input builds and starts a
+ * relay, {@code STOP} closes it (releasing its lanes) and answers {@code STOPPED}, so the JVM
+ * stays warm for the next {@code GO}. It prints {@code P <count>} after every confirmed batch, and
  * closes the relay when its input ends.
  */
 final class RelayProcess {
@@ -47,32 +48,42 @@ final class RelayProcess {
         cfg.addDataSourceProperty("ApplicationName", id);
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
         try (HikariDataSource ds = new HikariDataSource(cfg)) {
-            Relay relay = run.builder(ds, TxboxTables.inSchema(schema), id)
-                    .route(topic, Destination.kafkaRoute(bootstrap, topic, run.producer, run.strictFencing))
-                    .listener(new RelayListener() {
-                        @Override
-                        public void published(String destination, String broker, int count, Duration latency) {
-                            synchronized (out) {
-                                out.println("P " + count);
-                                out.flush();
-                            }
-                        }
-                    })
-                    .build();
+            RelayListener counter = new RelayListener() {
+                @Override
+                public void published(String destination, String broker, int count, Duration latency) {
+                    synchronized (out) {
+                        out.println("P " + count);
+                        out.flush();
+                    }
+                }
+            };
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            synchronized (out) {
-                out.println("READY");
-                out.flush();
-            }
+            say(out, "READY");
+            Relay relay = null;
             String line;
-            while ((line = in.readLine()) != null && !line.equals("GO")) {
-                // only GO starts the relay
+            while ((line = in.readLine()) != null) {
+                if (line.equals("GO") && relay == null) {
+                    relay = run.builder(ds, TxboxTables.inSchema(schema), id)
+                            .route(topic, Destination.kafkaRoute(bootstrap, topic, run.producer, run.strictFencing))
+                            .listener(counter)
+                            .build();
+                    relay.start();
+                } else if (line.equals("STOP") && relay != null) {
+                    relay.close();
+                    relay = null;
+                    say(out, "STOPPED");
+                }
             }
-            relay.start();
-            while (in.readLine() != null) {
-                // runs until the parent closes our input
+            if (relay != null) {
+                relay.close();
             }
-            relay.close();
+        }
+    }
+
+    private static void say(PrintStream out, String line) {
+        synchronized (out) {
+            out.println(line);
+            out.flush();
         }
     }
 }

@@ -33,7 +33,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * scale-out: the same backlog of {@code --rows} drained by 1, 2 and 4 relay processes
  * ({@code --processes}), each a separate JVM ({@link RelayProcess}) with the relay's settings,
  * on one outbox, to a fresh Kafka topic per run. The clock runs from the moment every process
- * is ready and told to go until the last row is confirmed. Every run is read back from Kafka:
+ * is ready and told to go until the last row is confirmed. Before that, the same processes drain
+ * {@code --warmup-rows} per process and stop their relays, so the clock measures warm JVMs
+ * (class loading and JIT compilation are paid once per process, before the measured backlog). Every run is read back from Kafka:
  * per routing key the outbox ids must increase (a record older than one already seen for its
  * key, and not itself seen before, is an order violation; a record seen before is a duplicate,
  * which the inbox absorbs).
@@ -45,6 +47,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  */
 final class ScaleOut extends Scenario {
     private long rows;
+    private long warmupRows;
     private List<Integer> processes;
     private int killProcesses;
     private double killAt;
@@ -61,6 +64,8 @@ final class ScaleOut extends Scenario {
     @Override
     void configure(Options o) {
         rows = o.longValue("rows", 200_000, "rows in the backlog of every run");
+        warmupRows = o.longValue("warmup-rows", 20_000,
+                "rows per process drained before each run's clock starts, so every JVM is warm (JIT-compiled); 0 = measure from a cold start");
         processes = new ArrayList<>();
         for (String p : o.string("processes", "1,2,4", "relay process counts, one run each").split(",")) {
             try {
@@ -79,6 +84,9 @@ final class ScaleOut extends Scenario {
             if (v != null) {
                 relayArgs.put(name, v);
             }
+        }
+        if (warmupRows < 0) {
+            throw new Options.UsageException("--warmup-rows must be 0 or more, but was " + warmupRows);
         }
         if (processes.isEmpty() || processes.get(0) != 1) {
             throw new Options.UsageException("--processes must start with 1 (the ratios are against one process)");
@@ -100,7 +108,7 @@ final class ScaleOut extends Scenario {
         long base = 0;
         for (int p : processes) {
             runs.add(drain(p, base, writers, outbox, payload, lines, null));
-            base += rows;
+            base += warmupRows * p + rows;
         }
         Map<String, Object> kill = null;
         if (killProcesses > 1) {
@@ -133,7 +141,8 @@ final class ScaleOut extends Scenario {
             report.target("ratio_" + max + "_to_1", ">=", 0.9);
         }
         report.target("order_violations", "==", 0).target("lost", "==", 0);
-        report.note("each process is a fresh JVM (no JIT warm-up), " + relayRun.workers + " workers, batch "
+        report.note((warmupRows > 0 ? String.format(Locale.ROOT, "each process is a JVM warmed first: every run drains %,d rows per process before its clock starts", warmupRows)
+                : "each process is a fresh JVM (no JIT warm-up)") + ", " + relayRun.workers + " workers, batch "
                 + relayRun.batchSize + "; every run drains the same number of rows to its own topic");
         html(runs, lines, kill);
     }
@@ -145,9 +154,6 @@ final class ScaleOut extends Scenario {
     private Run drain(int p, long base, HikariDataSource writers, Outbox outbox, byte[] payload, List<Html.Series> lines,
             Map<String, Object> kill) throws Exception {
         try (Destination dest = Destination.create(Broker.KAFKA, env, "scale-" + p, relayRun.producer)) {
-            Backlog.fill(writers, outbox, dest.name, base, rows, 2, 1000, payload, 0, null);
-            OrderCheck check = new OrderCheck(outboxIds());
-            RelayRun.vacuum(env);
             freeLanes();
             List<Child> children = new ArrayList<>();
             try {
@@ -157,6 +163,25 @@ final class ScaleOut extends Scenario {
                 for (Child c : children) {
                     c.awaitReady();
                 }
+                Map<String, Long> ids = new HashMap<>();
+                long warmup = warmupRows * p;
+                if (warmup > 0) {
+                    Backlog.fill(writers, outbox, dest.name, base, warmup, 2, 1000, payload, 0, null);
+                    ids.putAll(outboxIds());
+                    for (Child c : children) {
+                        c.go(null);
+                    }
+                    awaitPublished(children, warmup);
+                    awaitEmpty(Duration.ofSeconds(60));
+                    for (Child c : children) {
+                        c.stop();
+                    }
+                    freeLanes();
+                }
+                Backlog.fill(writers, outbox, dest.name, base + warmup, rows, 2, 1000, payload, 0, null);
+                ids.putAll(outboxIds());
+                OrderCheck check = new OrderCheck(ids);
+                RelayRun.vacuum(env);
                 long t0 = System.nanoTime();
                 Timeline line = new Timeline(p + (p == 1 ? " process" : " processes") + (kill == null ? "" : ", one killed"), t0);
                 for (Child c : children) {
@@ -177,7 +202,7 @@ final class ScaleOut extends Scenario {
                 double cpu = 0;
                 for (Child c : children) {
                     perProcess.put(c.id, c.published.get());
-                    cpu += c.cpuSeconds();
+                    cpu += Math.max(0, c.cpuSeconds() - c.cpuBefore); // a killed process reads 0
                 }
                 for (Child c : children) {
                     c.endInput();
@@ -185,12 +210,13 @@ final class ScaleOut extends Scenario {
                 for (Child c : children) {
                     c.awaitExit();
                 }
-                KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, rows, Duration.ofSeconds(15),
-                        check::accept);
+                // the warm-up's rows went to the same topic: read back and checked with the measured ones
+                KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, warmup + rows,
+                        Duration.ofSeconds(15), check::accept);
                 Run r = new Run(p, rows, Report.round(secs, 2), rows / secs, back.lost(), back.duplicates(), check.violations,
                         perProcess, Report.round(cpu, 1));
                 log("%d process%s%s: %,d rows in %.2f s = %,.0f msg/s; lost %d, duplicates %d, order violations %d; per process %s;"
-                                + " CPU of the relay JVMs %.1f s (start-up included)", p, p == 1 ? "" : "es",
+                                + " CPU of the relay JVMs during the drain %.1f s", p, p == 1 ? "" : "es",
                         kill == null ? "" : " (one killed)", rows, secs, r.msgsPerSec(), r.lost(), r.duplicates(),
                         r.orderViolations(), perProcess, cpu);
                 return r;
@@ -357,9 +383,12 @@ final class ScaleOut extends Scenario {
         final Process process;
         final AtomicLong published = new AtomicLong();
         private final CountDownLatch ready = new CountDownLatch(1);
+        private volatile CountDownLatch stopped = new CountDownLatch(1);
         private final OutputStream stdin;
         private final Path log;
         private volatile Timeline line;
+        /** CPU seconds when the measured drain began: the run's figure is the CPU after it. */
+        private double cpuBefore;
 
         Child(String id, String topic) throws IOException {
             this.id = id;
@@ -384,6 +413,8 @@ final class ScaleOut extends Scenario {
                             }
                         } else if (l.equals("READY")) {
                             ready.countDown();
+                        } else if (l.equals("STOPPED")) {
+                            stopped.countDown();
                         }
                     }
                 } catch (IOException | RuntimeException e) {
@@ -400,9 +431,27 @@ final class ScaleOut extends Scenario {
             }
         }
 
+        /** Starts the process's relay; its published rows go to {@code publishLine} when one is given. */
         void go(Timeline publishLine) throws IOException {
             this.line = publishLine;
-            stdin.write("GO\n".getBytes(StandardCharsets.UTF_8));
+            if (publishLine != null) {
+                cpuBefore = cpuSeconds();
+            }
+            send("GO");
+        }
+
+        /** Closes the process's relay (its lanes released) and waits for it; the count starts again from 0. */
+        void stop() throws IOException, InterruptedException {
+            stopped = new CountDownLatch(1);
+            send("STOP");
+            if (!stopped.await(90, TimeUnit.SECONDS)) {
+                throw new IllegalStateException(id + " did not stop its relay within 90 s: " + logTail());
+            }
+            published.set(0);
+        }
+
+        private void send(String command) throws IOException {
+            stdin.write((command + "\n").getBytes(StandardCharsets.UTF_8));
             stdin.flush();
         }
 
@@ -457,9 +506,11 @@ final class ScaleOut extends Scenario {
         }
         double one = runs.get(0).msgsPerSec();
         html.paragraph(String.format(Locale.ROOT, "%,d rows of %d B per run, drained to Kafka by 1 to %d relay processes"
-                        + " (separate JVMs, %d workers each, batch %d) on one outbox; each process starts cold (no warm-up: the"
-                        + " clock starts when every process is ready).", rows, payloadSize, processes.get(processes.size() - 1),
-                        relayRun.workers, relayRun.batchSize))
+                        + " (separate JVMs, %d workers each, batch %d) on one outbox; %s", rows, payloadSize,
+                        processes.get(processes.size() - 1), relayRun.workers, relayRun.batchSize, warmupRows > 0
+                                ? String.format(Locale.ROOT, "the same processes first drained %,d rows per process, so the clock"
+                                        + " measures warm JVMs.", warmupRows)
+                                : "each process starts cold (no warm-up: the clock starts when every process is ready)."))
                 .paragraph(rows < 100_000 ? String.format(Locale.ROOT, "Short run: %,d rows per drain (the default is 200,000);"
                         + " start-up dominates.", rows) : "")
                 .pre(sb.toString())

@@ -146,7 +146,7 @@ class BenchSmokeIT {
 
     @Test
     void scaleOut_relayProcessesKeepTheOrderAndTakeOverTheLanesOfAKilledOne() throws Exception {
-        JsonNode bench = run("scale-out", "--rows", "4000", "--batch", "100", "--processes", "1,2", "--lane-lease-s", "3",
+        JsonNode bench = run("scale-out", "--rows", "4000", "--warmup-rows", "1000", "--batch", "100", "--processes", "1,2", "--lane-lease-s", "3",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/msgs_per_sec_1").asDouble()).isPositive();
         assertThat(bench.at("/figures/ratio_2_to_1").asDouble()).isPositive();
