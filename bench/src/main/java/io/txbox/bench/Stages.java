@@ -17,16 +17,21 @@ import org.apache.kafka.common.header.Header;
 
 /**
  * Where e2e-latency's time goes: per message, the moment the relay hands it to its producer
- * ({@link Published}, a producer interceptor), the moment a receiver's poll returns it
+ * ({@link Published}, a producer interceptor) and the broker acknowledges it, the moment a
+ * receiver's poll returns it
  * ({@link Polled}, a consumer interceptor) and the moment the handler starts
  * ({@link #handling}), all on this JVM's {@link System#nanoTime}. Kafka instantiates the
  * interceptors by class name, so the times live in static maps; one run at a time.
  */
 final class Stages {
     /** The stages after the send commit, in order; the last one ends at the receive commit. */
-    static final String[] NAMES = {"send_to_relay", "relay_to_poll", "poll_to_handler", "handler_to_commit"};
+    static final String[] NAMES = {"send_to_relay", "relay_to_ack", "ack_to_poll", "poll_to_handler",
+            "handler_to_commit"};
 
     private static final Map<String, Long> published = new ConcurrentHashMap<>();
+    /** The broker's acknowledgement names no key: by "topic-partition@offset" until the poll finds the key. */
+    private static final Map<String, Long> ackedAt = new ConcurrentHashMap<>();
+    private static final Map<String, Long> acked = new ConcurrentHashMap<>();
     private static final Map<String, Long> polled = new ConcurrentHashMap<>();
     private static final Map<String, Long> handling = new ConcurrentHashMap<>();
     private static final Histogram[] histograms = new Histogram[NAMES.length];
@@ -39,6 +44,8 @@ final class Stages {
 
     static synchronized void reset() {
         published.clear();
+        ackedAt.clear();
+        acked.clear();
         polled.clear();
         handling.clear();
         for (int i = 0; i < histograms.length; i++) {
@@ -55,7 +62,7 @@ final class Stages {
      * times); a stage with a missing time is skipped.
      */
     static void arrived(String key, boolean measured, long sendCommitNanos, long receiveCommitNanos) {
-        long[] at = {sendCommitNanos, time(published, key), time(polled, key), time(handling, key), receiveCommitNanos};
+        long[] at = {sendCommitNanos, time(published, key), time(acked, key), time(polled, key), time(handling, key), receiveCommitNanos};
         if (!measured) {
             return;
         }
@@ -95,7 +102,11 @@ final class Stages {
         }
 
         @Override
-        public void onAcknowledgement(RecordMetadata metadata, Exception exception) {}
+        public void onAcknowledgement(RecordMetadata metadata, Exception exception) {
+            if (exception == null && metadata != null && metadata.hasOffset()) {
+                ackedAt.put(metadata.topic() + "-" + metadata.partition() + "@" + metadata.offset(), System.nanoTime());
+            }
+        }
 
         @Override
         public void close() {}
@@ -110,6 +121,11 @@ final class Stages {
         public ConsumerRecords<byte[], byte[]> onConsume(ConsumerRecords<byte[], byte[]> records) {
             for (ConsumerRecord<byte[], byte[]> r : records) {
                 stamp(polled, r.headers());
+                Long ack = ackedAt.remove(r.topic() + "-" + r.partition() + "@" + r.offset());
+                Header key = r.headers().lastHeader(OutboxMessage.IDEMPOTENCY_KEY_HEADER);
+                if (ack != null && key != null && key.value() != null) {
+                    acked.putIfAbsent(new String(key.value(), StandardCharsets.UTF_8), ack);
+                }
             }
             return records;
         }
