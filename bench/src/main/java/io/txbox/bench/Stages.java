@@ -17,11 +17,11 @@ import org.apache.kafka.common.header.Header;
 
 /**
  * Where e2e-latency's time goes: per message, the moment the relay hands it to its producer
- * ({@link Published}, a producer interceptor) and the broker acknowledges it, the moment a
- * receiver's poll returns it
- * ({@link Polled}, a consumer interceptor) and the moment the handler starts
- * ({@link #handling}), all on this JVM's {@link System#nanoTime}. Kafka instantiates the
- * interceptors by class name, so the times live in static maps; one run at a time.
+ * and the moment the broker acknowledges it ({@link Published}, a producer interceptor), the
+ * moment a receiver's poll returns it ({@link Polled}, a consumer interceptor) and the moment
+ * the handler starts ({@link #handling}), all on this JVM's {@link System#nanoTime}. Kafka
+ * instantiates the interceptors by class name, so the times live in static maps; one run at a
+ * time.
  */
 final class Stages {
     /** The stages after the send commit, in order; the last one ends at the receive commit. */
