@@ -11,7 +11,9 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -40,6 +42,7 @@ final class E2eLatency extends Scenario {
     private int consumers;
     private int payloadSize;
     private String consumerKind;
+    private int consumerBatch;
     private RelayRun relayRun;
     private long lost = -1;
     private long doubled = -1;
@@ -57,12 +60,17 @@ final class E2eLatency extends Scenario {
         consumers = o.intValue("consumers", 4, "consumer threads");
         payloadSize = o.intValue("payload", 400, "payload bytes");
         consumerKind = o.string("consumer", "library", "library (txbox KafkaInboxConsumer) or plain");
+        consumerBatch = o.intValue("consumer-batch", 1,
+                "library consumers' batchSize: up to this many records of one poll share a transaction");
         noise = o.intValue("noise", 0, "processes the scenario starts, each spinning one core, for a loaded machine on demand");
         if (!consumerKind.equals("library") && !consumerKind.equals("plain")) {
             throw new Options.UsageException("--consumer must be library (txbox's KafkaInboxConsumer) or plain, but was '"
                     + consumerKind + "'");
         }
         relayRun = new RelayRun(o);
+        if (consumerBatch < 1) {
+            throw new Options.UsageException("--consumer-batch must be 1 or more records, but was " + consumerBatch);
+        }
         if (noise < 0) {
             throw new Options.UsageException("--noise must be 0 or more spinning processes, but was " + noise);
         }
@@ -124,7 +132,10 @@ final class E2eLatency extends Scenario {
         AtomicLongArray maxPerSecond = new AtomicLongArray(warmup + seconds + 120);
         AtomicLong measured = new AtomicLong();
 
-        try (Destination dest = Destination.create(Broker.KAFKA, env, "e2e", relayRun.producer)) {
+        Stages.reset();
+        Map<String, String> relayProducer = new HashMap<>(relayRun.producer);
+        relayProducer.put("interceptor.classes", Stages.Published.class.getName());
+        try (Destination dest = Destination.create(Broker.KAFKA, env, "e2e", relayProducer)) {
             log("%s; %,.0f msg/s for %d s after %d s warm-up; %d senders, %d consumers", dest.describe(), rate, seconds,
                     warmup, senders, consumers);
             RelayCounter counter = new RelayCounter(null);
@@ -138,11 +149,12 @@ final class E2eLatency extends Scenario {
                 long sent = meet.arrive(key, false, nanos);
                 if (sent != 0) {
                     record(key, nanos - sent, firstMeasured, latency, measured, maxPerSecond, start);
+                    Stages.arrived(key, index(key) >= firstMeasured, sent, nanos);
                 }
             };
             try (Receivers consumer = consumerKind.equals("plain")
                     ? Receivers.plain(env.kafkaBootstrap(), dest.name, consumers, recvDs, inbox, onCommit)
-                    : Receivers.library(env.kafkaBootstrap(), dest.name, consumers, recvDs, inbox, onCommit)) {
+                    : Receivers.library(env.kafkaBootstrap(), dest.name, consumers, consumerBatch, recvDs, inbox, onCommit)) {
                 AtomicLong sendErrors = new AtomicLong();
                 Paced paced = paced(total, i -> {
                     String key = "e" + i;
@@ -161,6 +173,7 @@ final class E2eLatency extends Scenario {
                     long recv = meet.arrive(stepKey, true, committed);
                     if (recv != 0) {
                         record(stepKey, recv - committed, firstMeasured, latency, measured, maxPerSecond, start);
+                        Stages.arrived(stepKey, index(stepKey) >= firstMeasured, committed, recv);
                     }
                 });
                 AtomicLong late = new AtomicLong(paced.late());
@@ -199,7 +212,9 @@ final class E2eLatency extends Scenario {
                         .figure("send_errors", sendErrors.get(), "msgs")
                         .figure("lost", lost, "msgs")
                         .figure("doubled", doubled, "msgs")
-                        .figure("duplicates_absorbed", consumer.duplicates(), "msgs")
+                        .figure("duplicates_absorbed", consumer.duplicates(), "msgs");
+                stageFigures();
+                report
                         .target("p99_ms", "<=", 25)
                         .target("p99_ratio_to_bare", "<=", 2)
                         .target("lost", "==", 0)
@@ -238,6 +253,25 @@ final class E2eLatency extends Scenario {
                                 List.of(Html.Mark.x(warmup, "end of warm-up"), Html.Mark.y(25, "p99 target")));
             }
         }
+    }
+
+    /**
+     * p50 / p99 of each stage of the measured messages (the stages of one message need not add
+     * up to its latency's percentile): where the tail queues.
+     */
+    private void stageFigures() {
+        StringBuilder line = new StringBuilder("stages p50 / p99 ms:");
+        for (int i = 0; i < Stages.NAMES.length; i++) {
+            Histogram h = Stages.histogram(i);
+            if (h.getTotalCount() == 0) {
+                continue;
+            }
+            report.figure("stage_" + Stages.NAMES[i] + "_p50_ms", ms(h.getValueAtPercentile(50)), "ms")
+                    .figure("stage_" + Stages.NAMES[i] + "_p99_ms", ms(h.getValueAtPercentile(99)), "ms");
+            line.append(String.format(" %s %.2f / %.2f;", Stages.NAMES[i], ms(h.getValueAtPercentile(50)),
+                    ms(h.getValueAtPercentile(99))));
+        }
+        log("%s", line);
     }
 
     /** How a paced send loop went: sends that started over 10 ms after their slot, and its length. */
@@ -351,8 +385,7 @@ final class E2eLatency extends Scenario {
 
     private static void record(String key, long nanos, int firstMeasured, Recorder latency, AtomicLong measured,
             AtomicLongArray maxPerSecond, long start) {
-        long index = Long.parseLong(key.substring(1, key.indexOf(':')));
-        if (index < firstMeasured) {
+        if (index(key) < firstMeasured) {
             return;
         }
         long micros = Math.max(0, nanos / 1000);
@@ -360,6 +393,11 @@ final class E2eLatency extends Scenario {
         measured.incrementAndGet();
         int sec = (int) Math.min(maxPerSecond.length() - 1, (System.nanoTime() - start) / 1_000_000_000L);
         maxPerSecond.accumulateAndGet(sec, micros, Math::max);
+    }
+
+    /** Message i's position in the send schedule, from its key ({@code e<i>:...}). */
+    private static long index(String key) {
+        return Long.parseLong(key.substring(1, key.indexOf(':')));
     }
 
     private static double ms(long micros) {

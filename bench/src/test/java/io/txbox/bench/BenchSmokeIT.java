@@ -69,6 +69,21 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/doubled").asLong()).isZero();
         assertThat(bench.at("/figures/p99_ms").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
+        for (String stage : new String[] {"send_to_relay", "relay_to_ack", "ack_to_poll", "poll_to_handler",
+                "handler_to_commit"}) {
+            assertThat(bench.at("/figures/stage_" + stage + "_p99_ms").isNumber()).as(stage).isTrue();
+        }
+    }
+
+    @Test
+    void e2eLatency_batchedReceiversMeasureEveryMessage() throws Exception {
+        JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--consumer-batch", "20",
+                "--kafka", kafka);
+        assertThat(bench.at("/parameters/consumer-batch").asInt()).isEqualTo(20);
+        assertThat(bench.at("/figures/measured").asLong()).isEqualTo(400);
+        assertThat(bench.at("/figures/stage_handler_to_commit_p99_ms").isNumber()).isTrue();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+        assertThat(bench.at("/figures/doubled").asLong()).isZero();
     }
 
     @Test

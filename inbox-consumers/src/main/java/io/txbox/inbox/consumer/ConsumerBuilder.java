@@ -147,12 +147,15 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
      * <p>Above 1 the consumer runs the deliveries it has at hand (never waiting for more) in one
      * transaction: each delivery's inbox entry and handler writes, then one commit, then the
      * acks or offset commits of the whole batch. This saves a commit (a disk flush) per
-     * delivery. Each delivery stays isolated: if any delivery of the batch fails (handler
-     * exception, reused key, refused input, a key in flight elsewhere) or the commit fails, the
-     * transaction is rolled back and the batch runs again one transaction per delivery, so a
-     * poison delivery never takes the others with it and is counted, retried and dead-lettered
-     * exactly as without batching. The guarantees are those of one transaction per delivery:
-     * nothing is acked before its commit, and a redelivery after a crash is a duplicate.
+     * delivery. Because a batch is only what has already arrived, it is one delivery at low
+     * rates and grows with a backlog: a consumer that falls behind shares more commits and
+     * catches up, instead of queueing one transaction per delivery. Each delivery stays
+     * isolated: if any delivery of the batch fails (handler exception, reused key, refused
+     * input, a key in flight elsewhere) or the commit fails, the transaction is rolled back
+     * and the batch runs again one transaction per delivery, so a poison delivery never takes
+     * the others with it and is counted, retried and dead-lettered exactly as without batching.
+     * The guarantees are those of one transaction per delivery: nothing is acked before its
+     * commit, and a redelivery after a crash is a duplicate.
      *
      * <p>Only for a consumer built on an inbox and a {@code DataSource}: a two-phase consumer
      * ({@link TwoPhaseStore}) has no transaction to share and refuses a batch size above 1 when
