@@ -19,6 +19,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -78,6 +79,9 @@ final class BatchPublisher {
         // row of the same routing key cannot overtake the failed one (for example, the first send
         // timing out on metadata while the broker restarts and the next ones going through)
         boolean[] laneFailed = new boolean[Lanes.COUNT];
+        // the same for failures the broker reports while the batch is still being sent, as it is
+        // when it slides in behind the batch before it
+        AtomicIntegerArray laneFailedLater = new AtomicIntegerArray(Lanes.COUNT);
         int sendable = n;
         for (int i = 0; i < n; i++) {
             if (before != null && !before.confirmedThrough(i)) {
@@ -96,7 +100,7 @@ final class BatchPublisher {
                 skipped[i] = true;
                 continue;
             }
-            if (laneFailed[lanes[i]]) {
+            if (laneFailed[lanes[i]] || laneFailedLater.get(lanes[i]) != 0) {
                 outcomes[i] = RowOutcome.held("held back: an earlier row of its lane failed in the same batch");
                 continue;
             }
@@ -112,6 +116,12 @@ final class BatchPublisher {
                     outcomes[i] = classify(f.handle((v, e) -> e).join());
                 } else {
                     futures[i] = f;
+                    short lane = lanes[i];
+                    f.whenComplete((v, e) -> {
+                        if (e != null && classify(e).kind() == RowOutcome.Kind.RETRY) {
+                            laneFailedLater.set(lane, 1);
+                        }
+                    });
                 }
             } catch (RuntimeException e) {
                 outcomes[i] = classify(e);
