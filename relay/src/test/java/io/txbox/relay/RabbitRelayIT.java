@@ -136,9 +136,9 @@ class RabbitRelayIT {
     }
 
     /**
-     * Batches slide in behind each other (one worker, small batches), and one routing key is
-     * returned unroutable mid-window every time: every other key still arrives once each, in
-     * order, and the returned key's rows end in the dead-letter table rather than overtaking.
+     * One worker chains many small batches, and one routing key is returned unroutable in the
+     * middle of every batch: every other key still arrives once each, in order, and the returned
+     * key's rows end in the dead-letter table rather than being acked into nowhere.
      */
     @Test
     void rabbit_returnsMidWindow_otherKeysArriveOnceInOrder() throws Exception {

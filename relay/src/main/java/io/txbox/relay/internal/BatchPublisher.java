@@ -8,7 +8,6 @@ import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
 import io.txbox.relay.TargetNotFoundException;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -19,9 +18,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.LongSupplier;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Publishes one claimed batch through the routes and waits, at most the publish timeout, for
@@ -47,26 +44,6 @@ final class BatchPublisher {
      * one worker are sent and awaited strictly one after the other.
      */
     Sent send(List<PublishRecord> rows, short[] lanes) {
-        return send(rows, lanes, null);
-    }
-
-    /**
-     * Sends the batch that follows {@code before} (ids above its rows, same lanes) while {@code
-     * before} is still being confirmed: a sliding window of at most one batch per worker, so the
-     * broker never waits for the worker at a batch boundary. Row {@code i} goes out only once rows
-     * {@code 0..i} of {@code before} are confirmed; at {@code before}'s first failure (or timeout)
-     * the sending stops, and the rows not sent yet are left out of the returned batch, untouched in
-     * the outbox (their claim ends with the transaction). So a row can overtake a failed earlier row
-     * of its lane only if it was already in flight when the failure happened, as within a batch.
-     * Null if not one row was sent. Calls {@link Publisher#endOfBatch} for {@code before} first.
-     */
-    @Nullable Sent sendAfter(List<PublishRecord> rows, short[] lanes, Sent before) {
-        before.end();
-        Sent sent = send(rows, lanes, before);
-        return sent.rows.isEmpty() ? null : sent;
-    }
-
-    private Sent send(List<PublishRecord> rows, short[] lanes, @Nullable Sent before) {
         int n = rows.size();
         RowOutcome[] outcomes = new RowOutcome[n];
         boolean[] skipped = new boolean[n];
@@ -79,15 +56,7 @@ final class BatchPublisher {
         // row of the same routing key cannot overtake the failed one (for example, the first send
         // timing out on metadata while the broker restarts and the next ones going through)
         boolean[] laneFailed = new boolean[Lanes.COUNT];
-        // the same for failures the broker reports while the batch is still being sent, as it is
-        // when it slides in behind the batch before it
-        AtomicIntegerArray laneFailedLater = new AtomicIntegerArray(Lanes.COUNT);
-        int sendable = n;
         for (int i = 0; i < n; i++) {
-            if (before != null && !before.confirmedThrough(i)) {
-                sendable = i;
-                break;
-            }
             PublishRecord row = rows.get(i);
             Route route = routes.get(row.destination());
             if (route == null) {
@@ -100,7 +69,7 @@ final class BatchPublisher {
                 skipped[i] = true;
                 continue;
             }
-            if (laneFailed[lanes[i]] || laneFailedLater.get(lanes[i]) != 0) {
+            if (laneFailed[lanes[i]]) {
                 outcomes[i] = RowOutcome.held("held back: an earlier row of its lane failed in the same batch");
                 continue;
             }
@@ -116,12 +85,6 @@ final class BatchPublisher {
                     outcomes[i] = classify(f.handle((v, e) -> e).join());
                 } else {
                     futures[i] = f;
-                    short lane = lanes[i];
-                    f.whenComplete((v, e) -> {
-                        if (e != null && classify(e).kind() == RowOutcome.Kind.RETRY) {
-                            laneFailedLater.set(lane, 1);
-                        }
-                    });
                 }
             } catch (RuntimeException e) {
                 outcomes[i] = classify(e);
@@ -130,11 +93,7 @@ final class BatchPublisher {
                 laneFailed[lanes[i]] = true;
             }
         }
-        if (sendable < n) {
-            return new Sent(rows.subList(0, sendable), Arrays.copyOf(lanes, sendable), Arrays.copyOf(outcomes, sendable),
-                    Arrays.copyOf(skipped, sendable), Arrays.copyOf(futures, sendable), used, started, deadline, true);
-        }
-        return new Sent(rows, lanes, outcomes, skipped, futures, used, started, deadline, false);
+        return new Sent(rows, outcomes, skipped, futures, used, started, deadline);
     }
 
     /**
@@ -147,7 +106,13 @@ final class BatchPublisher {
         CompletableFuture<Void>[] futures = sent.futures;
         int n = outcomes.length;
         long deadline = sent.deadline;
-        sent.end();
+        for (Publisher p : sent.used) {
+            try {
+                p.endOfBatch();
+            } catch (RuntimeException e) {
+                // the per-record stages report what failed
+            }
+        }
         for (int i = 0; i < n; i++) {
             if (futures[i] == null) {
                 continue;
@@ -248,96 +213,22 @@ final class BatchPublisher {
     /** A batch handed to the publishers: the outcomes known at send time and a future for each other row. */
     static final class Sent {
         private final List<PublishRecord> rows;
-        private final short[] lanes;
         private final RowOutcome[] outcomes;
         private final boolean[] skipped;
         private final CompletableFuture<Void>[] futures;
         private final Set<Publisher> used;
         private final long started;
         private final long deadline;
-        private final boolean truncated;
-        private boolean ended;
-        /** Rows whose confirmation {@link #confirmedThrough} has seen; only the worker's thread reads it. */
-        private int checked;
-        /** A row failed: at send time, or its stage completed exceptionally (set on the completing thread). */
-        private volatile boolean failed;
 
-        private Sent(List<PublishRecord> rows, short[] lanes, RowOutcome[] outcomes, boolean[] skipped,
-                CompletableFuture<Void>[] futures, Set<Publisher> used, long started, long deadline, boolean truncated) {
+        private Sent(List<PublishRecord> rows, RowOutcome[] outcomes, boolean[] skipped, CompletableFuture<Void>[] futures,
+                Set<Publisher> used, long started, long deadline) {
             this.rows = rows;
-            this.lanes = lanes;
             this.outcomes = outcomes;
             this.skipped = skipped;
             this.futures = futures;
             this.used = used;
             this.started = started;
             this.deadline = deadline;
-            this.truncated = truncated;
-            for (int i = 0; i < outcomes.length; i++) {
-                RowOutcome o = outcomes[i];
-                if (o != null && o.kind() != RowOutcome.Kind.NO_ROUTE && o.kind() != RowOutcome.Kind.PERMANENT) {
-                    failed = true;
-                }
-                if (futures[i] != null) {
-                    futures[i].whenComplete((v, e) -> {
-                        if (e != null) {
-                            failed = true;
-                        }
-                    });
-                }
-            }
-        }
-
-        /** The rows sent (fewer than claimed if {@link #truncated}), in id order. */
-        List<PublishRecord> rows() {
-            return rows;
-        }
-
-        short[] lanes() {
-            return lanes;
-        }
-
-        /** Whether sending stopped early because the batch before it failed: the chain must end with it. */
-        boolean truncated() {
-            return truncated;
-        }
-
-        /** Tells the publishers the batch is complete, once. */
-        private void end() {
-            if (ended) {
-                return;
-            }
-            ended = true;
-            for (Publisher p : used) {
-                try {
-                    p.endOfBatch();
-                } catch (RuntimeException e) {
-                    // the per-record stages report what failed
-                }
-            }
-        }
-
-        /**
-         * Waits, at most until this batch's publish timeout, until rows {@code 0..i} are confirmed;
-         * false as soon as any row of the batch failed or the wait timed out.
-         */
-        private boolean confirmedThrough(int i) {
-            int last = Math.min(i, futures.length - 1);
-            while (!failed && checked <= last) {
-                CompletableFuture<Void> f = futures[checked];
-                if (f != null) {
-                    try {
-                        f.get(Math.max(deadline - System.nanoTime(), 0), TimeUnit.NANOSECONDS);
-                    } catch (TimeoutException | ExecutionException e) {
-                        return false; // await() reports it
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        return false;
-                    }
-                }
-                checked++;
-            }
-            return !failed;
         }
     }
 }

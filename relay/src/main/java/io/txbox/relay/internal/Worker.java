@@ -5,7 +5,6 @@ import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Relay;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -19,8 +18,7 @@ import org.slf4j.MDC;
  * thread, running batch transactions back to back while there is work and polling otherwise. A
  * transaction: lock the lanes, claim ({@link RelayStore#claim}), publish ({@link BatchPublisher}),
  * settle ({@link BatchSettler}), commit; while the broker confirms a batch, the same transaction
- * claims the next one and sends it row by row as the first one's rows are confirmed, then settles
- * the first while the next is on the wire ({@link #batch}).
+ * claims the next one, which is published while the first is settled ({@link #batch}).
  */
 final class Worker implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Worker.class);
@@ -116,13 +114,11 @@ final class Worker implements Runnable {
     /**
      * One batch transaction; returns the rows claimed. While a batch waits for its broker
      * confirmations the transaction claims the next rows after it ({@link RelayStore#claimAfter}),
-     * sends them as the batch's rows are confirmed ({@link BatchPublisher#sendAfter}: at most a
-     * batch in flight, so the broker's window never drains at a batch boundary), and settles the
-     * batch while the next one is on the wire, so the database and the broker work at the same
-     * time. At the first row of a batch that is not confirmed, the next batch's rows not sent yet
-     * stay unsent in the outbox (their claim ends with the commit) and the chain ends after it, so
-     * only rows already in flight can overtake a failed one of their lane. The lanes stay locked,
-     * with their fence, from the first claim to the commit.
+     * and settles the batch while that next one is on the wire, so the database and the broker
+     * work at the same time. The next batch is sent only once every row before it is confirmed or
+     * dead-lettered; otherwise it stays unsent in the outbox (its claim ends with the commit), so
+     * no row overtakes an earlier one of its lane. The lanes stay locked, with their fence, from
+     * the first claim to the commit.
      */
     private int batch(Connection c) throws SQLException {
         if (lanes.count() == 0) {
@@ -144,35 +140,29 @@ final class Worker implements Runnable {
         }
         List<Settled> settled = new ArrayList<>(2);
         int total = 0;
-        // sent and not yet awaited, oldest first: at most the current batch and the next
-        ArrayDeque<BatchPublisher.Sent> unconfirmed = new ArrayDeque<>(2);
+        BatchPublisher.Sent unconfirmed = null;
         try {
             RelayStore.Claimed current = claimed;
             BatchPublisher.Sent sent = publisher.send(current.rows(), current.lanes());
-            unconfirmed.add(sent);
-            boolean chainOn = true;
+            unconfirmed = sent;
             while (true) {
                 long claimedAt = ticker.getAsLong();
-                RelayStore.Claimed next = chainOn && settled.size() + 1 < MAX_CHAINED_BATCHES && chainable()
+                RelayStore.Claimed next = settled.size() + 1 < MAX_CHAINED_BATCHES && chainable()
                         ? store.claimAfter(c, open, settings.batchSize(), engine.waits().paused(), lastId(current))
                         : null;
-                // slides in behind the current batch as its rows are confirmed, and stops at its first failure
-                BatchPublisher.Sent nextSent = next == null || next.rows().isEmpty() ? null
-                        : publisher.sendAfter(next.rows(), next.lanes(), sent);
-                if (nextSent != null) {
-                    unconfirmed.add(nextSent);
-                }
                 BatchPublisher.Result result = publisher.await(sent);
-                unconfirmed.remove(sent);
+                unconfirmed = null;
                 long publishedAt = ticker.getAsLong();
-                chainOn = result.clean() && (nextSent == null || !nextSent.truncated());
-                settler.settle(c, sent.rows(), sent.lanes(), result.outcomes());
-                settled.add(new Settled(sent.rows(), result));
-                total += sent.rows().size();
+                boolean sendNext = next != null && !next.rows().isEmpty() && result.clean();
+                BatchPublisher.Sent nextSent = sendNext ? publisher.send(next.rows(), next.lanes()) : null;
+                unconfirmed = nextSent;
+                settler.settle(c, current.rows(), current.lanes(), result.outcomes());
+                settled.add(new Settled(current.rows(), result));
+                total += current.rows().size();
                 if (log.isDebugEnabled()) {
                     log.debug("{} - batch of {}: claim {} us, publish {} us, settle {} us{}", memberId,
-                            sent.rows().size(), (claimedAt - started) / 1000, (publishedAt - claimedAt) / 1000,
-                            (ticker.getAsLong() - publishedAt) / 1000, nextSent != null ? ", next batch sent" : "");
+                            current.rows().size(), (claimedAt - started) / 1000, (publishedAt - claimedAt) / 1000,
+                            (ticker.getAsLong() - publishedAt) / 1000, sendNext ? ", next batch sent" : "");
                 }
                 if (nextSent == null) {
                     break;
@@ -183,9 +173,9 @@ final class Worker implements Runnable {
             }
             c.commit();
         } catch (SQLException | RuntimeException e) {
-            for (BatchPublisher.Sent s : unconfirmed) {
+            if (unconfirmed != null) {
                 // the rows are sent again only after the broker answered for these ones
-                publisher.await(s);
+                publisher.await(unconfirmed);
             }
             // nothing was deleted: every row stays in the outbox and is published again later
             rollbackQuietly(c);

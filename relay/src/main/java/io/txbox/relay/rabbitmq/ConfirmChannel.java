@@ -23,10 +23,8 @@ import org.jspecify.annotations.Nullable;
  * <p>One exchange per channel because RabbitMQ closes the whole channel on a channel error: a
  * publish to a missing exchange (404) would otherwise fail every other exchange's unconfirmed
  * messages on the same channel. Once closed, the channel fails every later publish with the
- * cause of its closing, so no later message of the exchange overtakes one that failed. The
- * publisher replaces it only once the closing had failed every unconfirmed message before a
- * batch ended ({@link #replaceable}): the relay sends the next batch while the last one is
- * still being confirmed, and learns of the failure from those messages before it sends again.
+ * cause of its closing, so no later message of the exchange overtakes one that failed in the
+ * same batch; the publisher replaces it only between batches.
  */
 final class ConfirmChannel implements ConfirmListener, ReturnListener {
     private final Channel channel;
@@ -35,10 +33,8 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
     private final Map<String, Pending> byMessageId = new ConcurrentHashMap<>();
     private volatile boolean dead;
     private volatile @Nullable PublishException closedBy;
-    /** Set at the end of a batch if the channel was closed and had failed all its messages; owning thread only. */
-    private boolean replaceable;
-    /** Whether the closing failed messages that were not confirmed yet. */
-    private volatile boolean lostUnconfirmed;
+    /** Set by a publish, cleared at the end of each batch; only the owning thread touches it. */
+    private boolean usedInBatch;
 
     private static final class Pending {
         final String messageId;
@@ -67,20 +63,17 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
         return !dead && channel.isOpen();
     }
 
-    /**
-     * True once this channel is closed and either had nothing unconfirmed when it closed, or a
-     * batch ended after it failed those messages: the relay has then seen the failures before it
-     * publishes again, so a new channel lets no later message overtake them.
-     */
-    boolean replaceable() {
-        return dead && (!lostUnconfirmed || replaceable);
+    /** True if it closed after being used in the current batch: it must not be replaced before the batch ends. */
+    boolean closedInBatch() {
+        return usedInBatch && !usable();
     }
 
     void endOfBatch() {
-        replaceable = dead && pending.isEmpty();
+        usedInBatch = false;
     }
 
     CompletableFuture<Void> publish(String routingKey, AMQP.BasicProperties props, byte[] body) {
+        usedInBatch = true;
         if (!usable()) {
             PublishException cause = closedBy;
             if (cause == null) {
@@ -97,8 +90,9 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
         try {
             channel.basicPublish(exchange, routingKey, true, props, body);
         } catch (IOException | RuntimeException e) {
-            // the channel is broken: what it has not confirmed may or may not have arrived
-            failAll(e instanceof ShutdownSignalException closed ? failureOf(closed)
+            forget(seq, p);
+            dead = true;
+            p.future.completeExceptionally(e instanceof ShutdownSignalException closed ? failureOf(closed)
                     : PublishException.retryable("RabbitMQ publish to exchange " + exchange + " failed: " + e, e));
         }
         return p.future;
@@ -141,28 +135,16 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
     }
 
     private void shutdown(ShutdownSignalException cause) {
-        failAll(failureOf(cause));
-    }
-
-    /**
-     * Fails every unconfirmed message, then marks the channel dead: whoever sees it dead can rely
-     * on those failures being reported already. Unconfirmed messages may or may not have arrived:
-     * retrying them is the at-least-once choice.
-     */
-    private synchronized void failAll(PublishException failure) {
-        if (closedBy == null) {
-            closedBy = failure;
-        }
-        if (!pending.isEmpty()) {
-            lostUnconfirmed = true;
-        }
+        PublishException failure = failureOf(cause);
+        closedBy = failure;
+        dead = true;
+        // unconfirmed messages may or may not have arrived: retrying them is the at-least-once choice
         for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
             Pending p = it.next().getValue();
             it.remove();
-            byMessageId.remove(p.messageId, p);
             p.future.completeExceptionally(failure);
         }
-        dead = true;
+        byMessageId.clear();
     }
 
     /** A missing exchange (channel error 404) as such; any other closing as a retryable failure. */
@@ -170,6 +152,11 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
         PublishException missing = ConfirmPublisher.missingExchange(exchange, cause);
         return missing != null ? missing
                 : PublishException.retryable("RabbitMQ channel closed before the confirm: " + cause.getMessage(), cause);
+    }
+
+    private void forget(long seq, Pending p) {
+        pending.remove(seq, p);
+        byMessageId.remove(p.messageId, p);
     }
 
     void close() {

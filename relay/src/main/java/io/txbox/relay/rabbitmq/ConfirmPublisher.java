@@ -90,14 +90,14 @@ final class ConfirmPublisher {
     }
 
     /**
-     * This thread's channel for {@code exchange}. A closed channel is kept, failing every publish
-     * with its cause instead of overtaking the messages it lost, until a batch ended after it had
-     * failed them ({@link ConfirmChannel#replaceable}).
+     * This thread's channel for {@code exchange}. A channel that closed during the current batch
+     * is kept until {@link #endOfBatch}, so the rest of the batch fails with its cause instead of
+     * overtaking the messages it lost.
      */
     private ConfirmChannel channel(String exchange) throws IOException {
         Map<String, ConfirmChannel> mine = channels.get();
         ConfirmChannel ch = mine.get(exchange);
-        if (ch != null && !ch.replaceable()) {
+        if (ch != null && (ch.usable() || ch.closedInBatch())) {
             return ch;
         }
         if (ch != null) {
