@@ -134,4 +134,37 @@ class RabbitRelayIT {
                     + db.tables.qualified(db.tables.outboxTable()) + " WHERE step_key = 'unroutable-1:step'") == 0);
         }
     }
+
+    /**
+     * One worker chains many small batches, and one routing key is returned unroutable in the
+     * middle of every batch: every other key still arrives once each, in order, and the returned
+     * key's rows end in the dead-letter table rather than being acked into nowhere.
+     */
+    @Test
+    void rabbit_returnsMidWindow_otherKeysArriveOnceInOrder() throws Exception {
+        String exchange = name("window");
+        String queue = name("windowq");
+        ch.exchangeDeclare(exchange, "direct", false, true, null);
+        ch.queueDeclare(queue, false, false, true, null);
+        for (int k = 0; k < 6; k++) {
+            ch.queueBind(queue, exchange, "rk-" + k); // rk-6 has no binding: returned (312 NO_ROUTE)
+        }
+        int n = 1_400;
+        db.sendMany(n, i -> Db.message("w" + i, "window", "rk-" + (i % 7), "p" + i));
+        try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(factory()).build();
+                Relay relay = relay(rabbit, "window", exchange).workers(1).batchSize(50).maxAttempts(2).build()) {
+            relay.start();
+            List<GetResponse> got = drain(queue, n / 7 * 6);
+            for (int k = 0; k < 6; k++) {
+                String rk = "rk-" + k;
+                List<Integer> seq = got.stream().filter(g -> g.getEnvelope().getRoutingKey().equals(rk))
+                        .map(g -> Integer.parseInt(Db.utf8(g.getBody()).substring(1))).toList();
+                assertThat(seq).as(rk).hasSize(n / 7).doesNotHaveDuplicates().isSorted();
+            }
+            await().atMost(Duration.ofSeconds(60)).until(() -> db.outboxRows() == 0);
+            assertThat(db.deadRows()).isEqualTo(n / 7);
+            assertThat(db.queryString("SELECT min(reason) FROM " + db.tables.qualified(db.tables.outboxDeadTable())))
+                    .contains("312");
+        }
+    }
 }

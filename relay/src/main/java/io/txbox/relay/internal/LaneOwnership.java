@@ -45,6 +45,12 @@ final class LaneOwnership {
     private long nextRebalance;
     private long lastRenew;
     private int rebalances;
+    /**
+     * The next rebalance is only one of the start-up look-agains of a worker that already holds
+     * its share: it waits for the end of the current transaction instead of cutting its chain of
+     * batches short (see {@link #due}).
+     */
+    private boolean lookAgainOnly;
     /** Live members seen by the last batch; a change triggers a rebalance right away. */
     private int seenMembers = -1;
 
@@ -72,15 +78,22 @@ final class LaneOwnership {
         return Math.max(1_000_000L, Math.min(untilRebalance, renewNanos));
     }
 
-    /** Whether a rebalance or the renewal of the lanes' lease is due now: both need a new transaction. */
+    /**
+     * Whether a rebalance or the renewal of the lanes' lease is due now: both need a new
+     * transaction, so a due one ends the worker's chain of batches. A start-up look-again of a
+     * worker that holds its share does not: it runs at the next transaction, which a busy worker
+     * starts within a few batches anyway, while a chain cut every 250 ms would leave its broker
+     * channel empty at every commit.
+     */
     boolean due() {
         long now = ticker.getAsLong();
-        return now - nextRebalance >= 0 || now - lastRenew >= renewNanos;
+        return now - nextRebalance >= 0 && !lookAgainOnly || now - lastRenew >= renewNanos;
     }
 
     /** Re-reads ownership at the next chance, after a reconnect. */
     void rebalanceSoon() {
         nextRebalance = ticker.getAsLong();
+        lookAgainOnly = false;
     }
 
     /** Rebalances if it is time to; commits its own transactions on {@code c}. */
@@ -92,6 +105,7 @@ final class LaneOwnership {
         // right after start, or while lanes this worker should hold are still leased to a member
         // that is about to release them or whose lease is about to end: look again soon
         boolean soon = ++rebalances < QUICK_REBALANCES || belowShare;
+        lookAgainOnly = soon && !belowShare;
         nextRebalance = ticker.getAsLong() + (soon ? Math.min(rebalanceNanos, QUICK_REBALANCE_NANOS) : rebalanceNanos);
     }
 
@@ -152,6 +166,7 @@ final class LaneOwnership {
         if (locked.members() >= 0 && locked.members() != seenMembers) {
             if (seenMembers >= 0) {
                 nextRebalance = started; // a member joined or left: move toward the new share before the next batch
+                lookAgainOnly = false;
             }
             seenMembers = locked.members();
         }
