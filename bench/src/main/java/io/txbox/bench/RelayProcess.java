@@ -16,10 +16,9 @@ import java.util.Map;
 /**
  * One relay in its own JVM, for {@code scale-out}: started by {@link ScaleOut} with the bench's
  * class path and {@code --name=value} arguments (the relay options of {@link RelayRun}, plus
- * where to connect). It prints {@code READY}; a line {@code GO} on its input builds and starts a
- * relay, {@code STOP} closes it (releasing its lanes) and answers {@code STOPPED}, so the JVM
- * stays warm for the next {@code GO}. It prints {@code P <count>} after every confirmed batch, and
- * closes the relay when its input ends.
+ * where to connect). It prints {@code READY}, builds and starts its relay when a line {@code GO}
+ * arrives on its input, prints {@code P <count>} after every confirmed batch, and closes the
+ * relay when its input ends.
  */
 final class RelayProcess {
     private RelayProcess() {}
@@ -68,10 +67,6 @@ final class RelayProcess {
                             .listener(counter)
                             .build();
                     relay.start();
-                } else if (line.equals("STOP") && relay != null) {
-                    relay.close();
-                    relay = null;
-                    say(out, "STOPPED");
                 }
             }
             if (relay != null) {

@@ -1,6 +1,7 @@
 package io.txbox.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.outbox.Lanes;
 import io.txbox.outbox.Outbox;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -33,9 +34,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * scale-out: the same backlog of {@code --rows} drained by 1, 2 and 4 relay processes
  * ({@code --processes}), each a separate JVM ({@link RelayProcess}) with the relay's settings,
  * on one outbox, to a fresh Kafka topic per run. The clock runs from the moment every process
- * is ready and told to go until the last row is confirmed. Before that, the same processes drain
- * {@code --warmup-rows} per process and stop their relays, so the clock measures warm JVMs
- * (class loading and JIT compilation are paid once per process, before the measured backlog). Every run is read back from Kafka:
+ * is ready and told to go until the last row is confirmed. With {@code --warmup-rows} (per
+ * process), the processes first drain a warm-up backlog and share the lanes out; then the
+ * measured backlog commits in one transaction while they run, and the clock starts at its
+ * commit: it measures warm JVMs (class loading and JIT compilation paid before), not start-up. Every run is read back from Kafka:
  * per routing key the outbox ids must increase (a record older than one already seen for its
  * key, and not itself seen before, is an order violation; a record seen before is a duplicate,
  * which the inbox absorbs).
@@ -141,7 +143,8 @@ final class ScaleOut extends Scenario {
             report.target("ratio_" + max + "_to_1", ">=", 0.9);
         }
         report.target("order_violations", "==", 0).target("lost", "==", 0);
-        report.note((warmupRows > 0 ? String.format(Locale.ROOT, "each process is a JVM warmed first: every run drains %,d rows per process before its clock starts", warmupRows)
+        report.note((warmupRows > 0 ? String.format(Locale.ROOT, "warm JVMs: each run's processes first drain %,d rows per process and share the lanes out;"
+                + " the clock starts when the measured backlog commits, in one transaction", warmupRows)
                 : "each process is a fresh JVM (no JIT warm-up)") + ", " + relayRun.workers + " workers, batch "
                 + relayRun.batchSize + "; every run drains the same number of rows to its own topic");
         html(runs, lines, kill);
@@ -163,30 +166,38 @@ final class ScaleOut extends Scenario {
                 for (Child c : children) {
                     c.awaitReady();
                 }
-                Map<String, Long> ids = new HashMap<>();
+                // one writer thread: outbox ids then follow the row numbers, which the order check reads
                 long warmup = warmupRows * p;
+                Timeline line;
+                long t0;
+                String name = p + (p == 1 ? " process" : " processes") + (kill == null ? "" : ", one killed");
                 if (warmup > 0) {
-                    Backlog.fill(writers, outbox, dest.name, base, warmup, 2, 1000, payload, 0, null);
-                    ids.putAll(outboxIds());
+                    Backlog.fill(writers, outbox, dest.name, base, warmup, 1, 1000, payload, 0, null);
                     for (Child c : children) {
-                        c.go(null);
+                        c.go();
                     }
                     awaitPublished(children, warmup);
                     awaitEmpty(Duration.ofSeconds(60));
+                    awaitLanesShared(children);
+                    RelayRun.vacuum(env);
+                    line = new Timeline(name, System.nanoTime());
                     for (Child c : children) {
-                        c.stop();
+                        c.measure(line);
                     }
-                    freeLanes();
+                    // one transaction: the whole backlog becomes claimable at its commit, while the relays run
+                    Backlog.fill(writers, outbox, dest.name, base + warmup, rows, 1, (int) rows, payload, 0, null);
+                    t0 = System.nanoTime();
+                } else {
+                    Backlog.fill(writers, outbox, dest.name, base, rows, 1, 1000, payload, 0, null);
+                    RelayRun.vacuum(env);
+                    t0 = System.nanoTime();
+                    line = new Timeline(name, t0);
+                    for (Child c : children) {
+                        c.measure(line);
+                        c.go();
+                    }
                 }
-                Backlog.fill(writers, outbox, dest.name, base + warmup, rows, 2, 1000, payload, 0, null);
-                ids.putAll(outboxIds());
-                OrderCheck check = new OrderCheck(ids);
-                RelayRun.vacuum(env);
-                long t0 = System.nanoTime();
-                Timeline line = new Timeline(p + (p == 1 ? " process" : " processes") + (kill == null ? "" : ", one killed"), t0);
-                for (Child c : children) {
-                    c.go(line);
-                }
+                OrderCheck check = new OrderCheck();
                 long end;
                 if (kill == null) {
                     end = awaitPublished(children, rows);
@@ -332,38 +343,54 @@ final class ScaleOut extends Scenario {
         }
     }
 
-    /** Step key to outbox id: the order the relay promises per routing key. */
-    private Map<String, Long> outboxIds() throws SQLException {
-        Map<String, Long> ids = new HashMap<>((int) (rows * 2));
-        try (Connection c = env.adminConnection(); Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT step_key, id FROM " + env.outboxTable())) {
-            while (rs.next()) {
-                ids.put(rs.getString(1), rs.getLong(2));
+    /**
+     * Waits until the processes hold the 64 lanes evenly (each at least its share, rounded down),
+     * as they do once their start-up look-agains are over; a run timed before that would measure
+     * the split, not the drain.
+     */
+    private void awaitLanesShared(List<Child> children) throws SQLException, InterruptedException {
+        int share = Lanes.COUNT / children.size();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        String sql = "SELECT owner FROM " + env.tables.qualified(env.tables.relayLaneTable()) + " WHERE lease_until > now()";
+        Map<String, Integer> held = new HashMap<>();
+        try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
+            while (System.nanoTime() < deadline) {
+                held.clear();
+                try (ResultSet rs = s.executeQuery(sql)) {
+                    while (rs.next()) {
+                        String owner = rs.getString(1);
+                        for (Child child : children) {
+                            if (owner.startsWith(child.id + "-")) {
+                                held.merge(child.id, 1, Integer::sum);
+                            }
+                        }
+                    }
+                }
+                if (children.stream().allMatch(child -> held.getOrDefault(child.id, 0) >= share)) {
+                    return;
+                }
+                Thread.sleep(100);
             }
         }
-        return ids;
+        throw new IllegalStateException("the relay processes did not share the lanes within 60 s: " + held);
     }
 
     /**
-     * Per routing key, the outbox ids read back must increase: a record older than one already
-     * seen for its key, and not seen itself before, was published out of order.
+     * Per routing key, the rows read back must come in outbox order: a record older than one
+     * already seen for its key, and not seen itself before, was published out of order. One writer
+     * thread wrote the rows in number order ({@code o<n>:relay}), so the numbers follow the ids.
      */
     private static final class OrderCheck {
-        private final Map<String, Long> ids;
         private final Map<String, Long> highest = new HashMap<>();
         private final Set<String> seen = new HashSet<>();
         long violations;
 
-        OrderCheck(Map<String, Long> ids) {
-            this.ids = ids;
-        }
-
         void accept(ConsumerRecord<byte[], byte[]> r) {
             String step = KafkaAdmin.stepKey(r);
-            Long seq = step == null ? null : ids.get(step);
-            if (seq == null || r.key() == null) {
+            if (step == null || r.key() == null || !step.startsWith("o") || !step.endsWith(":" + Backlog.STEP)) {
                 return;
             }
+            long seq = Long.parseLong(step.substring(1, step.length() - Backlog.STEP.length() - 1));
             String key = new String(r.key(), StandardCharsets.UTF_8);
             boolean fresh = seen.add(step);
             Long top = highest.get(key);
@@ -383,7 +410,6 @@ final class ScaleOut extends Scenario {
         final Process process;
         final AtomicLong published = new AtomicLong();
         private final CountDownLatch ready = new CountDownLatch(1);
-        private volatile CountDownLatch stopped = new CountDownLatch(1);
         private final OutputStream stdin;
         private final Path log;
         private volatile Timeline line;
@@ -413,8 +439,6 @@ final class ScaleOut extends Scenario {
                             }
                         } else if (l.equals("READY")) {
                             ready.countDown();
-                        } else if (l.equals("STOPPED")) {
-                            stopped.countDown();
                         }
                     }
                 } catch (IOException | RuntimeException e) {
@@ -431,23 +455,16 @@ final class ScaleOut extends Scenario {
             }
         }
 
-        /** Starts the process's relay; its published rows go to {@code publishLine} when one is given. */
-        void go(Timeline publishLine) throws IOException {
-            this.line = publishLine;
-            if (publishLine != null) {
-                cpuBefore = cpuSeconds();
-            }
+        /** Starts the process's relay. */
+        void go() throws IOException {
             send("GO");
         }
 
-        /** Closes the process's relay (its lanes released) and waits for it; the count starts again from 0. */
-        void stop() throws IOException, InterruptedException {
-            stopped = new CountDownLatch(1);
-            send("STOP");
-            if (!stopped.await(90, TimeUnit.SECONDS)) {
-                throw new IllegalStateException(id + " did not stop its relay within 90 s: " + logTail());
-            }
+        /** From now on: rows published count from 0 into {@code publishLine}, and the CPU is the run's. */
+        void measure(Timeline publishLine) {
             published.set(0);
+            cpuBefore = cpuSeconds();
+            this.line = publishLine;
         }
 
         private void send(String command) throws IOException {
@@ -508,8 +525,8 @@ final class ScaleOut extends Scenario {
         html.paragraph(String.format(Locale.ROOT, "%,d rows of %d B per run, drained to Kafka by 1 to %d relay processes"
                         + " (separate JVMs, %d workers each, batch %d) on one outbox; %s", rows, payloadSize,
                         processes.get(processes.size() - 1), relayRun.workers, relayRun.batchSize, warmupRows > 0
-                                ? String.format(Locale.ROOT, "the same processes first drained %,d rows per process, so the clock"
-                                        + " measures warm JVMs.", warmupRows)
+                                ? String.format(Locale.ROOT, "the same processes first drained %,d rows per process and shared the"
+                                        + " lanes out; the clock starts when the measured backlog commits (one transaction).", warmupRows)
                                 : "each process starts cold (no warm-up: the clock starts when every process is ready)."))
                 .paragraph(rows < 100_000 ? String.format(Locale.ROOT, "Short run: %,d rows per drain (the default is 200,000);"
                         + " start-up dominates.", rows) : "")
