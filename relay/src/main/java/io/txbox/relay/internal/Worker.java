@@ -37,6 +37,7 @@ final class Worker implements Runnable {
     private final BatchPublisher publisher;
     private final BatchSettler settler;
     private final LaneOwnership lanes;
+    private final ClaimFloor floor = new ClaimFloor();
     private final LongSupplier ticker;
     private final String memberId;
 
@@ -129,7 +130,7 @@ final class Worker implements Runnable {
         RelayStore.Claimed claimed;
         try {
             open = lanes.lock(c);
-            claimed = open.isEmpty() ? null : store.claim(c, open, settings.batchSize(), engine.waits().paused());
+            claimed = open.isEmpty() ? null : claim(c, open, started);
             if (claimed == null || claimed.rows().isEmpty()) {
                 c.commit();
                 return 0;
@@ -172,7 +173,9 @@ final class Worker implements Runnable {
                 sent = nextSent;
             }
             c.commit();
+            floor.committed(lastId(current), settled.stream().allMatch(s -> s.result().clean()), ticker.getAsLong());
         } catch (SQLException | RuntimeException e) {
+            floor.reset();
             if (unconfirmed != null) {
                 // the rows are sent again only after the broker answered for these ones
                 publisher.await(unconfirmed);
@@ -185,6 +188,15 @@ final class Worker implements Runnable {
             engine.batchDone(s.rows(), s.result().outcomes(), s.result().latencyNanos());
         }
         return total;
+    }
+
+    /** The transaction's first claim: above the worker's {@link ClaimFloor}, or from the lowest id. */
+    private RelayStore.Claimed claim(Connection c, List<Short> open, long now) throws SQLException {
+        List<String> paused = engine.waits().paused();
+        long above = floor.claimAbove(open, !paused.isEmpty(), now);
+        return above == 0
+                ? store.claim(c, open, settings.batchSize(), paused)
+                : store.claimAfter(c, open, settings.batchSize(), paused, above);
     }
 
     /**
