@@ -16,7 +16,8 @@ import org.slf4j.MDC;
 /**
  * One relay worker: a lane-holding member ({@link LaneOwnership}) with its own connection and
  * thread, running batch transactions back to back while there is work and polling otherwise. A
- * transaction: lock the lanes, claim ({@link RelayStore#claim}), publish ({@link BatchPublisher}),
+ * transaction: lock the lanes, claim ({@link RelayStore#claim}, above the worker's {@link
+ * ClaimFloor}), publish ({@link BatchPublisher}),
  * settle ({@link BatchSettler}), commit; while the broker confirms a batch, the same transaction
  * claims the next one, which is published while the first is settled ({@link #batch}).
  */
