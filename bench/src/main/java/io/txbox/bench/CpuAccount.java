@@ -11,7 +11,8 @@ import java.util.List;
  * CPU seconds a phase cost on this machine, per process: this JVM (the relay or the bare client),
  * its child processes (the private Kafka broker) and the PostgreSQL backends of one pool (each
  * session is a process there; on MariaDB they are threads of the server, so none are counted).
- * Read from the operating system before and after the phase.
+ * Read from the operating system before and after the phase; a broker given with {@code --kafka}
+ * is not a child process and counts 0.
  */
 final class CpuAccount {
     private final List<Long> backends;
