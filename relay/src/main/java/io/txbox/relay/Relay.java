@@ -71,8 +71,8 @@ import org.jspecify.annotations.Nullable;
  * Each worker holds one connection while running. On PostgreSQL it runs its batch transactions
  * with {@code synchronous_commit = off}: a crash of the database can lose the last deletes, which
  * only republishes those rows (duplicates, absorbed by the inbox), never loses one. On MariaDB and
- * MySQL it sets its connection to READ COMMITTED, so its statements lock only the rows they
- * change and hold back no {@code send}, with {@code
+ * MySQL it sets its connection to READ COMMITTED, so each claim sees the rows committed since the
+ * batch began and no statement of it locks a gap that would hold back a {@code send}, with {@code
  * innodb_lock_wait_timeout} and a statement time limit bounded by the lane lease; the settings
  * are reset before the connection goes back to the pool.
  */
