@@ -20,7 +20,8 @@ import java.util.Set;
  * delayed row coming due, a dead letter moved back with its id) are found by the full claim from
  * the lowest id, run at least every {@link #RESCAN_NANOS}. A change of the claimed lanes (taken
  * over, lost, blocked or unblocked), a destination being skipped, a row left in the outbox
- * (retried, held, waiting) or a failed batch sets the floor back to the lowest id.
+ * (retried, held, waiting) or an error on the worker's connection (a commit that failed, or one
+ * the database lost in a crash) sets the floor back to the lowest id.
  */
 final class ClaimFloor {
     /** How long after a batch's commit its last id becomes the floor: 1 s. */

@@ -176,7 +176,6 @@ final class Worker implements Runnable {
             c.commit();
             floor.committed(lastId(current), settled.stream().allMatch(s -> s.result().clean()), ticker.getAsLong());
         } catch (SQLException | RuntimeException e) {
-            floor.reset();
             if (unconfirmed != null) {
                 // the rows are sent again only after the broker answered for these ones
                 publisher.await(unconfirmed);
@@ -251,6 +250,7 @@ final class Worker implements Runnable {
             closeQuietly(c);
         }
         lanes.rebalanceSoon(); // re-read ownership after reconnecting
+        floor.reset(); // a failed or lost commit may have left rows below it
         pause(pause);
     }
 

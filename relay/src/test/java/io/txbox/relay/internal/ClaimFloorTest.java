@@ -68,7 +68,7 @@ class ClaimFloorTest {
     }
 
     @Test
-    void reset_failedBatch_startsFromTheLowestIdAgain() {
+    void reset_afterAnError_startsFromTheLowestIdAgain() {
         settledAt(500);
         floor.reset();
         assertThat(floor.claimAbove(LANES, false, ClaimFloor.SETTLE_NANOS + MS)).isZero();
