@@ -65,6 +65,26 @@ final class RelayThroughput extends Scenario {
         return lost != 0;
     }
 
+    /**
+     * Where the CPU went, relay phase against bare phase (both include whatever else runs on the
+     * machine only through the load average): whether the relay is short of CPU, not of round trips.
+     */
+    private void cpuNote(double[] relay, double[] bare, long rows, double relaySecs, double bareSecs) {
+        report.figure("cpu_relay_jvm_s", Report.round(relay[0], 2), "s")
+                .figure("cpu_relay_broker_s", Report.round(relay[1], 2), "s")
+                .figure("cpu_relay_db_sessions_s", Report.round(relay[2], 2), "s")
+                .figure("cpu_bare_jvm_s", Report.round(bare[0], 2), "s")
+                .figure("cpu_bare_broker_s", Report.round(bare[1], 2), "s");
+        double k = rows / 1000.0;
+        String line = String.format("CPU per 1,000 rows: relay phase %.1f ms (JVM %.1f, broker %.1f, database sessions %.1f)"
+                        + " over %.2f s = %.2f cores; bare phase %.1f ms (JVM %.1f, broker %.1f) over its %.2f s call = %.2f cores",
+                (relay[0] + relay[1] + relay[2]) * 1000 / k, relay[0] * 1000 / k, relay[1] * 1000 / k, relay[2] * 1000 / k,
+                relaySecs, (relay[0] + relay[1] + relay[2]) / relaySecs,
+                (bare[0] + bare[1]) * 1000 / k, bare[0] * 1000 / k, bare[1] * 1000 / k, bareSecs, (bare[0] + bare[1]) / bareSecs);
+        log("%s", line);
+        report.note(line);
+    }
+
     @Override
     void run() throws Exception {
         HikariDataSource writers = env.pool("writers", fillThreads);
@@ -86,12 +106,14 @@ final class RelayThroughput extends Scenario {
             long writersDone = 0;
             long backlogAtEnd = 0;
             Relay relay;
+            CpuAccount relayCpu = null;
             if (mode.equals("drain")) {
                 fillRate = Backlog.fill(writers, outbox, dest.name, 0, rows, fillThreads, txSize, payload, 0, writeLine);
                 log("backlog of %,d rows written at %,.0f rows/s", rows, fillRate);
                 bareMsgs = Bare.snapshot(env, dest.name);
                 RelayRun.vacuum(env);
                 relay = relayRun.build(relayDs, env, dest, counter, null, "bench-relay");
+                relayCpu = CpuAccount.start(env, "relay");
                 t0 = System.nanoTime();
                 relay.start();
                 counter.await(Duration.ofSeconds(60));
@@ -106,6 +128,7 @@ final class RelayThroughput extends Scenario {
                 log("%,d rows written at %,.0f rows/s while the relay ran; %,d not yet published", rows, fillRate, backlogAtEnd);
                 counter.await(Duration.ofSeconds(60));
             }
+            double[] relayCost = relayCpu == null ? null : relayCpu.since();
             double secs = (counter.reachedAt() - t0) / 1e9;
             double msgsPerSec = rows / secs;
             relay.close();
@@ -116,7 +139,11 @@ final class RelayThroughput extends Scenario {
             Histogram batchLatency = counter.batchLatencyMicros.getIntervalHistogram();
             // the bare client, same messages, same broker, same run: what the relay is measured against
             log("bare client: %,d messages", bareMsgs.size());
+            CpuAccount bareCpu = CpuAccount.start(env, null);
+            long bareStart = System.nanoTime();
             Bare.Result bare = dest.bare(bareMsgs, bareWindows);
+            double bareWall = (System.nanoTime() - bareStart) / 1e9;
+            double[] bareCost = bareCpu.since();
             bareMsgs = null;
             double ratio = msgsPerSec / bare.msgsPerSec();
             log("%s; relay / bare = %.3f", bare.detail(), ratio);
@@ -145,6 +172,9 @@ final class RelayThroughput extends Scenario {
             report.target("lost", "==", 0);
             report.note(dest.describe());
             report.note(bare.detail());
+            if (relayCost != null) {
+                cpuNote(relayCost, bareCost, rows, secs, bareWall);
+            }
             if (timing != null) {
                 report.detail("relay_sql", timing.summary());
                 report.note("traced run (--trace-sql): relay database time per statement follows");

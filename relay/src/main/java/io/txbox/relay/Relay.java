@@ -45,8 +45,8 @@ import org.jspecify.annotations.Nullable;
  * registers as a member, leases a fair share of the lanes, and publishes only rows of its own
  * lanes; taking over a lane increments the lane's fence. A batch is one transaction: it locks
  * and renews the worker's lanes (checking the fences), claims up to {@link
- * Builder#batchSize(int) batchSize} rows in id order with {@code FOR UPDATE SKIP LOCKED},
- * publishes them all, waits for the confirmations for at most {@link
+ * Builder#batchSize(int) batchSize} rows of those lanes in id order (no row locks: the locked
+ * lanes make the worker their only claimant), publishes them all, waits for the confirmations for at most {@link
  * Builder#publishTimeout(Duration) publishTimeout}, then deletes the confirmed rows, schedules
  * a retry for the failed ones and moves the hopeless ones to the dead-letter table, and
  * commits.
@@ -61,13 +61,18 @@ import org.jspecify.annotations.Nullable;
  * does a delayed row ({@code OutboxMessage.delay}). Rows that commit out of id order are never
  * missed; they are published when they become visible, so rows of one key written by
  * concurrent transactions go out in the order they became visible, not necessarily id order.
+ * A worker's claim starts above the last id of a batch it committed cleanly at least 1 s before
+ * (so it does not walk the rows it deleted), and from the lowest id at least every 5 s: a row
+ * that becomes visible or due below that floor (committed more than 1 s after its insert, a
+ * delayed row coming due, a dead letter retried with its id) is published by that full claim,
+ * at most about 5 s later than otherwise.
  *
  * <h2>Cost</h2>
  * Each worker holds one connection while running. On PostgreSQL it runs its batch transactions
  * with {@code synchronous_commit = off}: a crash of the database can lose the last deletes, which
  * only republishes those rows (duplicates, absorbed by the inbox), never loses one. On MariaDB and
- * MySQL it sets its connection to READ COMMITTED, so its claim ({@code FOR UPDATE SKIP LOCKED})
- * locks only the rows it returns and holds back no {@code send}, with {@code
+ * MySQL it sets its connection to READ COMMITTED, so each claim sees the rows committed since the
+ * batch began and no statement of it locks a gap that would hold back a {@code send}, with {@code
  * innodb_lock_wait_timeout} and a statement time limit bounded by the lane lease; the settings
  * are reset before the connection goes back to the pool.
  */

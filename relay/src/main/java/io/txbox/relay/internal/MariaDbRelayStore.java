@@ -127,7 +127,8 @@ final class MariaDbRelayStore implements RelayStore {
         // only while a destination waits for its target: its rows stay unclaimed, in order
         String skipping = " AND NOT JSON_CONTAINS(?, JSON_QUOTE(destination))";
         String after = " AND id > ?";
-        String tail = " ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED";
+        // no row locks, as PostgresRelayStore's claim: the locked lanes with their fences make the worker the only claimant
+        String tail = " ORDER BY id LIMIT ?";
         claim = claimed + tail;
         claimSkipping = claimed + skipping + tail;
         claimAfter = claimed + after + tail;

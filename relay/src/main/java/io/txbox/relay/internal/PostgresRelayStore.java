@@ -162,6 +162,10 @@ final class PostgresRelayStore implements RelayStore {
                 .orderBy(column("t", "n", String.class)));
     }
 
+    /**
+     * No row locks: the batch transaction holds its lanes' rows locked with their fences, so no
+     * other worker claims these lanes' rows meanwhile, and no other statement changes outbox rows.
+     */
     private static String claimQuery(DSLContext r, Condition skip, Condition after) {
         return sql(r.select(CLAIMED)
                 .from(O)
@@ -170,8 +174,7 @@ final class PostgresRelayStore implements RelayStore {
                 .and(skip)
                 .and(after)
                 .orderBy(O.ID)
-                .limit(param(SQLDataType.INTEGER))
-                .forUpdate().skipLocked());
+                .limit(param(SQLDataType.INTEGER)));
     }
 
     /**

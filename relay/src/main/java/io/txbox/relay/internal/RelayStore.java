@@ -76,16 +76,16 @@ interface RelayStore {
     record Locked(Map<Short, Boolean> held, int members) {}
 
     /**
-     * The claim query: up to {@code limit} due rows of {@code lanes} in id order, locked with
-     * {@code FOR UPDATE SKIP LOCKED}; rows locked by another transaction and rows of the {@code
-     * skipDestinations} are skipped.
+     * The claim query: up to {@code limit} due rows of {@code lanes} in id order, without the
+     * rows of the {@code skipDestinations}. It locks no row: the caller holds the lanes locked
+     * ({@link #lockLanes}) with their fences, so no other worker claims these lanes' rows meanwhile.
      */
     Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException;
 
     /**
      * {@link #claim} restricted to ids above {@code afterId}: the next batch of a transaction that
      * already holds the claimed rows up to that id, so it can be claimed while they are still being
-     * published.
+     * published, or a claim above the worker's {@link ClaimFloor}.
      */
     Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
             throws SQLException;

@@ -16,7 +16,8 @@ import org.slf4j.MDC;
 /**
  * One relay worker: a lane-holding member ({@link LaneOwnership}) with its own connection and
  * thread, running batch transactions back to back while there is work and polling otherwise. A
- * transaction: lock the lanes, claim ({@link RelayStore#claim}), publish ({@link BatchPublisher}),
+ * transaction: lock the lanes, claim ({@link RelayStore#claim}, above the worker's {@link
+ * ClaimFloor}), publish ({@link BatchPublisher}),
  * settle ({@link BatchSettler}), commit; while the broker confirms a batch, the same transaction
  * claims the next one, which is published while the first is settled ({@link #batch}).
  */
@@ -37,6 +38,7 @@ final class Worker implements Runnable {
     private final BatchPublisher publisher;
     private final BatchSettler settler;
     private final LaneOwnership lanes;
+    private final ClaimFloor floor = new ClaimFloor();
     private final LongSupplier ticker;
     private final String memberId;
 
@@ -129,7 +131,7 @@ final class Worker implements Runnable {
         RelayStore.Claimed claimed;
         try {
             open = lanes.lock(c);
-            claimed = open.isEmpty() ? null : store.claim(c, open, settings.batchSize(), engine.waits().paused());
+            claimed = open.isEmpty() ? null : claim(c, open, started);
             if (claimed == null || claimed.rows().isEmpty()) {
                 c.commit();
                 return 0;
@@ -172,6 +174,7 @@ final class Worker implements Runnable {
                 sent = nextSent;
             }
             c.commit();
+            floor.committed(lastId(current), settled.stream().allMatch(s -> s.result().clean()), ticker.getAsLong());
         } catch (SQLException | RuntimeException e) {
             if (unconfirmed != null) {
                 // the rows are sent again only after the broker answered for these ones
@@ -185,6 +188,15 @@ final class Worker implements Runnable {
             engine.batchDone(s.rows(), s.result().outcomes(), s.result().latencyNanos());
         }
         return total;
+    }
+
+    /** The transaction's first claim: above the worker's {@link ClaimFloor}, or from the lowest id. */
+    private RelayStore.Claimed claim(Connection c, List<Short> open, long now) throws SQLException {
+        List<String> paused = engine.waits().paused();
+        long above = floor.claimAbove(open, !paused.isEmpty(), now);
+        return above == 0
+                ? store.claim(c, open, settings.batchSize(), paused)
+                : store.claimAfter(c, open, settings.batchSize(), paused, above);
     }
 
     /**
@@ -238,6 +250,7 @@ final class Worker implements Runnable {
             closeQuietly(c);
         }
         lanes.rebalanceSoon(); // re-read ownership after reconnecting
+        floor.reset(); // a failed or lost commit may have left rows below it
         pause(pause);
     }
 

@@ -40,9 +40,9 @@ class PostgresRelayStoreTest {
     }
 
     @Test
-    void claim_locksDueRowsOfTheLanesInIdOrder_skippingLockedOnes() {
+    void claim_readsDueRowsOfTheLanesInIdOrder_withoutRowLocks() {
         assertThat(SQL.get("claim")).contains("\"orders\".\"tx_outbox\"").contains("order by")
-                .contains("fetch next ? rows only").contains("for update").endsWith("skip locked");
+                .endsWith("fetch next ? rows only").doesNotContain("for update");
     }
 
     @Test
