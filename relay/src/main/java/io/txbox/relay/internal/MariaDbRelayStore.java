@@ -41,10 +41,10 @@ import java.util.stream.Collectors;
  * SELECT} for the dead letters where PostgreSQL deletes and inserts in one statement) are written
  * the same for both servers. The claim query is {@link #claim}.
  *
- * <p><b>The worker's connection runs at READ COMMITTED</b> ({@link #prepareSession}). At InnoDB's
- * default REPEATABLE READ a locking read also locks the gaps it scanned, up to the end of the
- * primary key, so every {@code send} that inserts an outbox row would wait until the claiming
- * transaction ends. At READ COMMITTED a locking read locks only the rows it returns.
+ * <p><b>The worker's connection runs at READ COMMITTED</b> ({@link #prepareSession}): each claim
+ * of a transaction's chained batches sees the rows committed since the transaction began, and a
+ * locking statement (the lanes' {@code FOR UPDATE}) locks only the rows it returns, where InnoDB's
+ * default REPEATABLE READ also locks the gaps it scanned. The claim itself is a plain read.
  *
  * <p>Rows are changed one primary key at a time, in JDBC batches ({@link #delete}, {@link #retry},
  * {@link #deadLetter}, lane updates), so no statement scans and locks a range. Times are read as
