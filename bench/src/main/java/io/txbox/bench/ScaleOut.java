@@ -37,7 +37,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * is ready and told to go until the last row is confirmed. With {@code --warmup-rows} (per
  * process), the processes first drain a warm-up backlog and share the lanes out; then the
  * measured backlog commits in one transaction while they run, and the clock starts at its
- * commit: it measures warm JVMs (class loading and JIT compilation paid before), not start-up. Every run is read back from Kafka:
+ * commit: it measures warm JVMs (class loading and JIT compilation paid before), not start-up.
+ * The kill run starts cold, so its kill catches a process mid-drain. Every run is read back from Kafka:
  * per routing key the outbox ids must increase (a record older than one already seen for its
  * key, and not itself seen before, is an order violation; a record seen before is a duplicate,
  * which the inbox absorbs).
@@ -167,7 +168,8 @@ final class ScaleOut extends Scenario {
                     c.awaitReady();
                 }
                 // one writer thread: outbox ids then follow the row numbers, which the order check reads
-                long warmup = warmupRows * p;
+                // the kill run starts cold: warm processes drain a small backlog before the kill can catch one mid-drain
+                long warmup = kill == null ? warmupRows * p : 0;
                 Timeline line;
                 long t0;
                 String name = p + (p == 1 ? " process" : " processes") + (kill == null ? "" : ", one killed");
