@@ -14,7 +14,6 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.TwoPhaseStore;
-import io.txbox.internal.Connections;
 import io.txbox.internal.Args;
 import io.txbox.internal.OpenTelemetryTracing;
 import io.txbox.internal.Tracing;
@@ -22,10 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -186,23 +182,21 @@ public final class HttpIdempotency {
     private static final Logger log = LoggerFactory.getLogger(HttpIdempotency.class);
 
     private final TwoPhaseStore store;
-    /** The database inbox and its {@code DataSource}, for the transactional form; null on a store alone. */
-    private final @Nullable Inbox inbox;
-    private final @Nullable DataSource ds;
+    /** The transactional form, on the database inbox; null on a store alone. */
+    private final @Nullable TransactionalForm transactional;
+    private final Responses responses;
     private final String headerName;
     private final Predicate<HttpRequestData> keyRequired;
-    private final Set<String> replayedHeaders;
     private final Function<HttpRequestData, @Nullable String> tenant;
     private final int maxBodyBytes;
     private final Tracing tracing;
 
     private HttpIdempotency(Builder b) {
         this.store = b.store;
-        this.inbox = b.inbox;
-        this.ds = b.ds;
+        this.responses = new Responses(b.store, b.headerName, b.replayedHeaders);
+        this.transactional = b.inbox == null || b.ds == null ? null : new TransactionalForm(b.inbox, b.ds, responses);
         this.headerName = b.headerName;
         this.keyRequired = b.keyRequired;
-        this.replayedHeaders = Set.copyOf(b.replayedHeaders);
         this.tenant = b.tenant;
         this.maxBodyBytes = b.maxBodyBytes;
         this.tracing = b.tracing;
@@ -317,8 +311,8 @@ public final class HttpIdempotency {
     public HttpResponseData handle(HttpRequestData request, TransactionalRequestHandler handler) {
         Args.notNull(request, "request");
         Args.notNull(handler, "handler");
-        requireTransactions();
-        return traced(request, () -> idempotent(request, claim -> runInTransaction(handler, request, claim)));
+        TransactionalForm form = requireTransactions();
+        return traced(request, () -> idempotent(request, claim -> form.run(handler, request, claim)));
     }
 
     /**
@@ -334,13 +328,14 @@ public final class HttpIdempotency {
      * The transactional form needs the database inbox: refused when built on a store alone,
      * before any request, so that the mistake shows at start-up.
      */
-    private void requireTransactions() {
-        if (inbox == null || ds == null) {
+    private TransactionalForm requireTransactions() {
+        if (transactional == null) {
             throw new IllegalStateException("the transactional form stores the response in the request's database "
                     + "transaction, but this helper of consumer " + Texts.quote(store.consumer()) + " was built on a "
                     + "two-phase store alone (" + store + "); build it with HttpIdempotency.builder(inbox, dataSource), "
                     + "or use the form without database effects");
         }
+        return transactional;
     }
 
     /** What runs once a request may run: with its acquired claim, or {@code null} when it has no key. */
@@ -383,10 +378,10 @@ public final class HttpIdempotency {
             return Problems.problem(400, "Bad Request", "Invalid " + headerName + ": " + e.getMessage());
         } catch (TxboxException e) {
             log.error("{} - cannot claim idempotency key {}: {}", store.consumer(), Texts.quote(key), e.toString());
-            return unavailable("The request could not be recorded; it did not run.");
+            return responses.unavailable("The request could not be recorded; it did not run.");
         }
         return switch (claim.status()) {
-            case DUPLICATE -> withHeader(new HttpResponseData(claim.resultStatus() == null ? 200 : claim.resultStatus(),
+            case DUPLICATE -> Responses.withHeader(new HttpResponseData(claim.resultStatus() == null ? 200 : claim.resultStatus(),
                     claim.resultHeaders(), claim.result()), REPLAYED_HEADER, "true");
             case IN_FLIGHT -> Problems.problem(409, "Conflict", "A request with the " + headerName + " "
                     + Texts.quote(key) + " is still being processed. Retry later.");
@@ -404,7 +399,7 @@ public final class HttpIdempotency {
                 // Not stored, per the draft: the client may retry and run it again.
                 store.release(claim);
             } else {
-                store.complete(claim, response.status(), replayed(response.headers()), response.body());
+                store.complete(claim, response.status(), responses.replayed(response.headers()), response.body());
             }
         } catch (LeaseLostException e) {
             log.warn("{} - response for key {} not stored: the claim was taken over (the request ran longer than "
@@ -420,133 +415,8 @@ public final class HttpIdempotency {
         try {
             return Objects.requireNonNull(handler.handle(request), "the request handler returned null");
         } catch (Exception e) {
-            return failed(request, e);
+            return responses.failed(request, e);
         }
-    }
-
-    /**
-     * Handler, completion and commit in one transaction. The claim is released (5xx, failures)
-     * only after the transaction's connection is back, so a request never holds two.
-     */
-    private HttpResponseData runInTransaction(TransactionalRequestHandler handler, HttpRequestData request,
-            @Nullable Claim claim) {
-        HttpResponseData answer;
-        boolean release = true;
-        String what = claim == null ? request.method() + " " + request.path() : "key " + Texts.quote(claim.key());
-        try (Connection tx = Objects.requireNonNull(ds).getConnection()) {
-            boolean autoCommit = tx.getAutoCommit();
-            tx.setAutoCommit(false);
-            try {
-                answer = runAndComplete(handler, request, claim, tx);
-                release = answer.status() >= 500;
-            } finally {
-                if (autoCommit) {
-                    SQLException e = Connections.restoreAutoCommit(tx);
-                    if (e != null) {
-                        log.debug("{} - cannot restore auto-commit: {}", store.consumer(), e.toString());
-                    }
-                }
-            }
-        } catch (SQLException e) {
-            // No connection, or the commit failed: rolled back, or (a lost connection during
-            // the commit) unknown. Releasing is safe either way: it is fenced, and a commit that
-            // went through has completed the entry, so the release finds nothing to release.
-            log.error("{} - transaction for {} failed; a retry with the same {} runs it again unless it committed: {}",
-                    store.consumer(), what, headerName, e.toString());
-            answer = unavailable("The request could not be completed; its outcome is unknown.");
-        }
-        if (release && claim != null) {
-            releaseQuietly(claim);
-        }
-        return answer;
-    }
-
-    /** Runs the handler on {@code tx} and ends {@code tx}; 5xx answers roll back. */
-    private HttpResponseData runAndComplete(TransactionalRequestHandler handler, HttpRequestData request,
-            @Nullable Claim claim, Connection tx) throws SQLException {
-        HttpResponseData response;
-        try {
-            response = Objects.requireNonNull(handler.handle(tx, request), "the request handler returned null");
-        } catch (Exception e) {
-            rollbackQuietly(tx);
-            return failed(request, e);
-        }
-        if (response.status() >= 500) {
-            // Not stored, per the draft, and its writes undone: the client may retry and run it again.
-            rollbackQuietly(tx);
-            return response;
-        }
-        if (claim != null) {
-            try {
-                Objects.requireNonNull(inbox).complete(tx, claim, response.status(), replayed(response.headers()), response.body());
-            } catch (LeaseLostException e) {
-                rollbackQuietly(tx);
-                log.warn("{} - key {} was taken over by a retry while this request ran (longer than the lease); "
-                        + "its writes are rolled back", store.consumer(), Texts.quote(claim.key()));
-                return Problems.problem(409, "Conflict", "The request with the " + headerName + " "
-                        + Texts.quote(claim.key()) + " ran longer than allowed and was taken over by a retry; "
-                        + "this run had no effect. Retry to get the response.");
-            } catch (InvalidInputException e) {
-                rollbackQuietly(tx);
-                log.error("{} - response for key {} cannot be stored, the request is rolled back: {}",
-                        store.consumer(), Texts.quote(claim.key()), e.getMessage());
-                return Problems.problem(500, "Internal Server Error", "The response could not be recorded; "
-                        + "the request had no effect.");
-            } catch (TxboxException e) {
-                rollbackQuietly(tx);
-                log.error("{} - response for key {} not stored, the request is rolled back: {}",
-                        store.consumer(), Texts.quote(claim.key()), e.toString());
-                return unavailable("The request could not be recorded; it had no effect.");
-            }
-        }
-        tx.commit();
-        return response;
-    }
-
-    private HttpResponseData failed(HttpRequestData request, Exception e) {
-        log.error("{} - request handler failed for {} {}", store.consumer(), request.method(), request.path(), e);
-        return Problems.problem(500, "Internal Server Error", "The request failed. It was not recorded; "
-                + "a retry with the same " + headerName + " runs it again.");
-    }
-
-    private HttpResponseData unavailable(String what) {
-        return withHeader(Problems.problem(503, "Service Unavailable",
-                what + " Retry later with the same " + headerName + "."), "Retry-After", "1");
-    }
-
-    private void releaseQuietly(Claim claim) {
-        try {
-            store.release(claim);
-        } catch (LeaseLostException e) {
-            log.info("{} - key {} not released: completed or taken over meanwhile", store.consumer(),
-                    Texts.quote(claim.key()));
-        } catch (TxboxException e) {
-            log.error("{} - key {} not released; a retry after the lease runs it again: {}", store.consumer(),
-                    Texts.quote(claim.key()), e.toString());
-        }
-    }
-
-    private void rollbackQuietly(Connection tx) {
-        SQLException e = Connections.rollbackQuietly(tx);
-        if (e != null) {
-            log.warn("{} - rollback failed: {}", store.consumer(), e.toString());
-        }
-    }
-
-    private Map<String, List<String>> replayed(Map<String, List<String>> headers) {
-        Map<String, List<String>> kept = new LinkedHashMap<>();
-        headers.forEach((name, values) -> {
-            if (replayedHeaders.contains(name.toLowerCase(Locale.ROOT))) {
-                kept.put(name, values);
-            }
-        });
-        return kept;
-    }
-
-    private static HttpResponseData withHeader(HttpResponseData r, String name, String value) {
-        Map<String, List<String>> headers = new LinkedHashMap<>(r.headers());
-        headers.put(name, List.of(value));
-        return new HttpResponseData(r.status(), headers, r.body());
     }
 
     /**
