@@ -32,12 +32,7 @@ public record HttpRequestData(String method, String path, Map<String, List<Strin
     /** The first value of the header {@code name} (any case), or {@code null}. */
     public @Nullable String header(String name) {
         Args.notNull(name, "name");
-        for (Map.Entry<String, List<String>> e : headers.entrySet()) {
-            if (e.getKey().equalsIgnoreCase(name) && !e.getValue().isEmpty()) {
-                return e.getValue().get(0);
-            }
-        }
-        return null;
+        return HttpResponseData.firstHeader(headers, name);
     }
 
     @Override

@@ -57,6 +57,11 @@ public record HttpResponseData(int status, Map<String, List<String>> headers, by
     /** The first value of the header {@code name} (any case), or {@code null}. */
     public @Nullable String header(String name) {
         Args.notNull(name, "name");
+        return firstHeader(headers, name);
+    }
+
+    /** The header lookup of requests and responses alike. */
+    static @Nullable String firstHeader(Map<String, List<String>> headers, String name) {
         for (Map.Entry<String, List<String>> e : headers.entrySet()) {
             if (e.getKey().equalsIgnoreCase(name) && !e.getValue().isEmpty()) {
                 return e.getValue().get(0);
