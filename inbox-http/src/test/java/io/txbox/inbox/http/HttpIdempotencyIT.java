@@ -30,12 +30,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The Idempotency-Key helper behind a real JDK {@link HttpServer}, driven by a real HTTP
@@ -294,27 +297,25 @@ class HttpIdempotencyIT {
     // ---- attempts: 5xx answers never lock a key ----
 
     /**
-     * Five 5xx answers, then one run that outlives its lease: with the defaults the next
-     * request takes the key over and runs, as the draft promises for a retry after a 5xx.
+     * Five 5xx answers, then one run that outlives its lease: the next request takes the key
+     * over and runs, as the draft promises for a retry after a 5xx. With the defaults, and with
+     * a configured limit, which counts only runs that outlived their lease: 5xx answers release
+     * the key.
      */
-    @Test
-    void handle_fiveServerErrorsThenLeaseOutlived_retryStillRuns() throws Exception {
-        Inbox keys = keys("attempts-default", b -> b.lease(Duration.ofMillis(300)));
+    @ParameterizedTest(name = "maxAttempts {0}")
+    @ValueSource(ints = {HttpIdempotency.NO_ATTEMPT_LIMIT, 2})
+    void handle_fiveServerErrorsThenLeaseOutlived_retryStillRuns(int maxAttempts) throws Exception {
+        String consumer = "attempts-" + maxAttempts;
+        Inbox keys = keys(consumer, b -> b.lease(Duration.ofMillis(300)).maxAttempts(maxAttempts));
         HttpIdempotency idempotency = HttpIdempotency.builder(keys, PG.dataSource()).build();
         HttpRequestData request = request("attempts-1");
         for (int i = 0; i < 5; i++) {
             assertThat(idempotency.handle(request, r -> HttpResponseData.of(503, "text/plain", "busy")).status())
                     .isEqualTo(503);
         }
-        CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
-        Future<HttpResponseData> stalled = background.submit(() -> idempotency.handle(request, r -> {
-            entered.countDown();
-            resume.await(10, TimeUnit.SECONDS);
-            return HttpResponseData.of(201, "text/plain", "late");
-        }));
-        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
-        awaitLeaseExpired("attempts-default", "attempts-1");
+        Future<HttpResponseData> stalled = stallPastLease(background, consumer, request, resume,
+                h -> idempotency.handle(request, h));
 
         HttpResponseData retry = idempotency.handle(request, r -> HttpResponseData.of(201, "text/plain", "ran"));
         resume.countDown();
@@ -338,15 +339,9 @@ class HttpIdempotencyIT {
             assertThat(idempotency.handle(request, (tx, r) -> HttpResponseData.of(500, "text/plain", "no")).status())
                     .isEqualTo(500);
         }
-        CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
-        Future<HttpResponseData> stalled = background.submit(() -> idempotency.handle(request, (tx, r) -> {
-            entered.countDown();
-            resume.await(10, TimeUnit.SECONDS);
-            return HttpResponseData.of(201, "text/plain", "late");
-        }));
-        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
-        awaitLeaseExpired("attempts-tx", "attempts-2");
+        Future<HttpResponseData> stalled = stallPastLease(background, "attempts-tx", request, resume,
+                h -> idempotency.handle(request, (tx, r) -> h.handle(r)));
 
         HttpResponseData retry = idempotency.handle(request, (tx, r) -> {
             insertEffect(tx, "attempts-2", 1);
@@ -357,35 +352,6 @@ class HttpIdempotencyIT {
         assertThat(retry.status()).isEqualTo(201);
         assertThat(stalled.get(10, TimeUnit.SECONDS).status()).isEqualTo(409);
         assertThat(effectNumbers("attempts-2")).isEqualTo("1");
-    }
-
-    /** A configured limit counts only runs that outlived their lease: 5xx answers release the key. */
-    @Test
-    void handle_maxAttemptsConfigured_serverErrorsDoNotCount() throws Exception {
-        Inbox keys = keys("attempts-5xx", b -> b.lease(Duration.ofMillis(300)).maxAttempts(2));
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys, PG.dataSource()).build();
-        HttpRequestData request = request("attempts-4");
-        for (int i = 0; i < 5; i++) {
-            assertThat(idempotency.handle(request, r -> HttpResponseData.of(503, "text/plain", "busy")).status())
-                    .isEqualTo(503);
-        }
-        CountDownLatch entered = new CountDownLatch(1);
-        CountDownLatch resume = new CountDownLatch(1);
-        Future<HttpResponseData> stalled = background.submit(() -> idempotency.handle(request, r -> {
-            entered.countDown();
-            resume.await(10, TimeUnit.SECONDS);
-            return HttpResponseData.of(201, "text/plain", "late");
-        }));
-        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
-        awaitLeaseExpired("attempts-5xx", "attempts-4");
-
-        HttpResponseData retry = idempotency.handle(request, r -> HttpResponseData.of(201, "text/plain", "ran"));
-        resume.countDown();
-        stalled.get(10, TimeUnit.SECONDS);
-
-        assertThat(retry.status()).isEqualTo(201);
-        assertThat(retry.body()).asString(UTF_8).isEqualTo("ran");
-        assertThat(keys.listDead(PG.dataSource(), 10)).isEmpty();
     }
 
     /**
@@ -402,15 +368,10 @@ class HttpIdempotencyIT {
         AtomicInteger runs = new AtomicInteger();
         try {
             for (int i = 0; i < 2; i++) {
-                CountDownLatch entered = new CountDownLatch(1);
-                stallers.submit(() -> idempotency.handle(request, r -> {
+                stallPastLease(stallers, "attempts-limit", request, resume, h -> idempotency.handle(request, r -> {
                     runs.incrementAndGet();
-                    entered.countDown();
-                    resume.await(10, TimeUnit.SECONDS);
-                    return HttpResponseData.of(201, "text/plain", "late");
+                    return h.handle(r);
                 }));
-                assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
-                awaitLeaseExpired("attempts-limit", "attempts-3");
             }
 
             HttpResponseData dead = idempotency.handle(request, r -> {
@@ -601,20 +562,16 @@ class HttpIdempotencyIT {
     void handle_plainHandlerWithOwnCommit_takeoverAfterBusinessCommit_appliesTwice() throws Exception {
         HttpIdempotency idempotency = shortLease("plain-crash");
         HttpRequestData request = request("crash-plain");
-        CountDownLatch committed = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
 
-        Future<HttpResponseData> stalled = background.submit(() ->
-                idempotency.handle(request, r -> {
+        // "crashed" after its commit: the response is not stored
+        Future<HttpResponseData> stalled = stallPastLease(background, "plain-crash", request, resume,
+                h -> idempotency.handle(request, r -> {
                     try (Connection c = PG.dataSource().getConnection()) {
                         insertEffect(c, "crash-plain", 1); // auto-commit: committed here
                     }
-                    committed.countDown();
-                    resume.await(10, TimeUnit.SECONDS); // "crashed": the response is not stored
-                    return HttpResponseData.of(201, "text/plain", "first");
+                    return h.handle(r);
                 }));
-        assertThat(committed.await(10, TimeUnit.SECONDS)).isTrue();
-        awaitLeaseExpired("plain-crash", "crash-plain");
 
         HttpResponseData retry = idempotency.handle(request, r -> {
             try (Connection c = PG.dataSource().getConnection()) {
@@ -637,18 +594,13 @@ class HttpIdempotencyIT {
     void handle_transactional_takeoverBeforeCompletion_rollsBackLateRequestSoOneEffect() throws Exception {
         HttpIdempotency idempotency = shortLease("tx-crash");
         HttpRequestData request = request("crash-tx");
-        CountDownLatch written = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
 
-        Future<HttpResponseData> stalled = background.submit(() ->
-                idempotency.handle(request, (tx, r) -> {
+        Future<HttpResponseData> stalled = stallPastLease(background, "tx-crash", request, resume,
+                h -> idempotency.handle(request, (tx, r) -> {
                     insertEffect(tx, "crash-tx", 1);
-                    written.countDown();
-                    resume.await(10, TimeUnit.SECONDS);
-                    return HttpResponseData.of(201, "text/plain", "first");
+                    return h.handle(r);
                 }));
-        assertThat(written.await(10, TimeUnit.SECONDS)).isTrue();
-        awaitLeaseExpired("tx-crash", "crash-tx");
 
         HttpResponseData retry = idempotency.handle(request, (tx, r) -> {
             insertEffect(tx, "crash-tx", 2);
@@ -774,6 +726,25 @@ class HttpIdempotencyIT {
 
     private static HttpRequestData request(String key) {
         return new HttpRequestData("POST", "/orders", Map.of("Idempotency-Key", List.of(key)), "x".getBytes(UTF_8));
+    }
+
+    /**
+     * Starts {@code request} on {@code on}, passing {@code handle} a handler that holds the
+     * request until {@code resume} opens and then answers 201; returns once the request's lease
+     * has run out, with the request still held.
+     */
+    private static Future<HttpResponseData> stallPastLease(ExecutorService on, String consumer,
+            HttpRequestData request, CountDownLatch resume, Function<HttpIdempotency.RequestHandler, HttpResponseData> handle)
+            throws InterruptedException {
+        CountDownLatch held = new CountDownLatch(1);
+        Future<HttpResponseData> stalled = on.submit(() -> handle.apply(r -> {
+            held.countDown();
+            resume.await(10, TimeUnit.SECONDS);
+            return HttpResponseData.of(201, "text/plain", "late");
+        }));
+        assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitLeaseExpired(consumer, request.header("Idempotency-Key"));
+        return stalled;
     }
 
     /** Polls the database clock, which the lease follows, until the key's lease has run out. */
