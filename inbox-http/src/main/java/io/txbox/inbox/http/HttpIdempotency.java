@@ -381,8 +381,7 @@ public final class HttpIdempotency {
             return responses.unavailable("The request could not be recorded; it did not run.");
         }
         return switch (claim.status()) {
-            case DUPLICATE -> Responses.withHeader(new HttpResponseData(claim.resultStatus() == null ? 200 : claim.resultStatus(),
-                    claim.resultHeaders(), claim.result()), REPLAYED_HEADER, "true");
+            case DUPLICATE -> Responses.replay(claim);
             case IN_FLIGHT -> Problems.problem(409, "Conflict", "A request with the " + headerName + " "
                     + Texts.quote(key) + " is still being processed. Retry later.");
             case DEAD -> Problems.problem(500, "Internal Server Error", "The request with the " + headerName + " "

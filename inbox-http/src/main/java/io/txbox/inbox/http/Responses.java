@@ -14,9 +14,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What both forms of {@link HttpIdempotency} share once a request may run: the answers the
- * helper makes itself, the headers a stored response keeps, and the clean-ups after a run that
- * is not stored. Logs under {@link HttpIdempotency}'s name, with the consumer in every line.
+ * What both forms of {@link HttpIdempotency} share: the answers the helper makes itself
+ * (replays, failures), the headers a stored response keeps, and releasing the claim of a run
+ * that is not stored. Logs under {@link HttpIdempotency}'s name, with the consumer in every line.
  */
 final class Responses {
     private static final Logger log = LoggerFactory.getLogger(HttpIdempotency.class);
@@ -79,7 +79,13 @@ final class Responses {
         }
     }
 
-    static HttpResponseData withHeader(HttpResponseData r, String name, String value) {
+    /** The response stored with {@code claim}, marked as a replay. */
+    static HttpResponseData replay(Claim claim) {
+        return withHeader(new HttpResponseData(claim.resultStatus() == null ? 200 : claim.resultStatus(),
+                claim.resultHeaders(), claim.result()), HttpIdempotency.REPLAYED_HEADER, "true");
+    }
+
+    private static HttpResponseData withHeader(HttpResponseData r, String name, String value) {
         Map<String, List<String>> headers = new LinkedHashMap<>(r.headers());
         headers.put(name, List.of(value));
         return new HttpResponseData(r.status(), headers, r.body());
