@@ -7,7 +7,8 @@ import java.util.List;
 /**
  * A list of strings as a JSON array ({@code ["a","b"]}), the shape of MariaDB's and MySQL's
  * {@code json} columns that stand in for PostgreSQL's {@code text[]} (header names and values).
- * Only arrays of strings: nothing else is ever written to those columns.
+ * Only arrays of strings: nothing else is ever written to those columns. Also the one JSON
+ * string encoder of the project ({@link #literal}).
  */
 public final class JsonStrings {
     private JsonStrings() {}
@@ -21,27 +22,37 @@ public final class JsonStrings {
                 b.append(',');
             }
             first = false;
-            b.append('"');
-            for (int i = 0; i < v.length(); i++) {
-                char ch = v.charAt(i);
-                switch (ch) {
-                    case '"' -> b.append("\\\"");
-                    case '\\' -> b.append("\\\\");
-                    case '\n' -> b.append("\\n");
-                    case '\r' -> b.append("\\r");
-                    case '\t' -> b.append("\\t");
-                    default -> {
-                        if (ch < 0x20) {
-                            b.append(String.format("\\u%04x", (int) ch));
-                        } else {
-                            b.append(ch);
-                        }
+            appendLiteral(b, v);
+        }
+        return b.append(']').toString();
+    }
+
+    /** {@code value} as a JSON string literal, quotes included. */
+    public static String literal(String value) {
+        return appendLiteral(new StringBuilder(value.length() + 2), value).toString();
+    }
+
+    private static StringBuilder appendLiteral(StringBuilder b, String v) {
+        b.append('"');
+        for (int i = 0; i < v.length(); i++) {
+            char ch = v.charAt(i);
+            switch (ch) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                default -> {
+                    // control characters, and U+2028/2029, which break some JavaScript parsers
+                    if (ch < 0x20 || ch == '\u2028' || ch == '\u2029') {
+                        b.append(String.format("\\u%04x", (int) ch));
+                    } else {
+                        b.append(ch);
                     }
                 }
             }
-            b.append('"');
         }
-        return b.append(']').toString();
+        return b.append('"');
     }
 
     /**

@@ -14,6 +14,12 @@ class JsonStringsTest {
     }
 
     @Test
+    void literal_escapesQuotesControlCharactersAndLineSeparators() {
+        assertThat(JsonStrings.literal("a \"b\" \\ \n\u0001\u2028")).isEqualTo("\"a \\\"b\\\" \\\\ \\n\\u0001\\u2028\"");
+        assertThat(JsonStrings.decode("[" + JsonStrings.literal("x\u2029y") + "]")).containsExactly("x\u2029y");
+    }
+
+    @Test
     void decode_serverReformatted_readsSpacesAndUnicodeEscapes() {
         assertThat(JsonStrings.decode(" [ \"a\" , \"\\u00fc\\/\" ] ")).containsExactly("a", "ü/");
         assertThat(JsonStrings.decode("[]")).isEmpty();

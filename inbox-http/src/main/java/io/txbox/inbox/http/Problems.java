@@ -1,5 +1,6 @@
 package io.txbox.inbox.http;
 
+import io.txbox.internal.JsonStrings;
 import java.util.List;
 import java.util.Map;
 
@@ -10,33 +11,9 @@ final class Problems {
     private Problems() {}
 
     static HttpResponseData problem(int status, String title, String detail) {
-        String json = "{\"type\":\"about:blank\",\"title\":" + json(title) + ",\"status\":" + status
-                + ",\"detail\":" + json(detail) + "}";
+        String json = "{\"type\":\"about:blank\",\"title\":" + JsonStrings.literal(title) + ",\"status\":" + status
+                + ",\"detail\":" + JsonStrings.literal(detail) + "}";
         return new HttpResponseData(status, Map.of("Content-Type", List.of(CONTENT_TYPE)),
                 json.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    }
-
-    /** A JSON string literal. */
-    static String json(String s) {
-        StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                default -> {
-                    // control characters, and U+2028/2029 which break some JavaScript parsers
-                    if (c < 0x20 || c == '\u2028' || c == '\u2029') {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        return sb.append('"').toString();
     }
 }
