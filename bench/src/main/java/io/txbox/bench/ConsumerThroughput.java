@@ -48,7 +48,12 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *       transaction, offsets committed after each poll / each message acked after its commit;
  *   <li>txbox: {@code KafkaInboxConsumer} / {@code RabbitInboxConsumer} with the default one
  *       transaction per message (inbox entry + the same insert);
- *   <li>txbox batch: the same with {@code batchSize(--batch)}.
+ *   <li>txbox batch: the same with {@code batchSize(--batch)};
+ *   <li>with {@code --chained} (Kafka, PostgreSQL): kafka-clients by hand replaying the inbox
+ *       statement captured from txbox, with the previous record's {@code COMMIT} sent in the same
+ *       round trip ({@code COMMIT; BEGIN; INSERT ...}), then the business insert: two round trips
+ *       per record like the bare consumer. Not a library mode: an estimate of what chaining the
+ *       commit would give, reported as {@code chained_ratio_to_bare}.
  * </ul>
  *
  * <p>Each rate is measured from the first message handled to the last, so group joins and
@@ -70,6 +75,10 @@ final class ConsumerThroughput extends Scenario {
     private int warmup;
     private boolean broken;
     private boolean traceSql;
+    private boolean chained;
+    private List<Kind> kinds;
+    /** The inbox statement txbox prepares, captured once for the chained consumer. */
+    private String inboxSql;
     private int rounds;
     private int passes;
 
@@ -96,9 +105,18 @@ final class ConsumerThroughput extends Scenario {
         payloadBytes = o.intValue("payload", 200);
         warmup = o.intValue("warmup", Math.min(2_000, messages / 10));
         traceSql = o.flag("trace-sql");
+        chained = o.flag("chained", "also run the chained estimate (Kafka, PostgreSQL): txbox's inbox statement "
+                + "by hand, each record's COMMIT sent with the next record's inbox INSERT");
         rounds = o.intValue("rounds", 2);
         if (rounds < 1) {
             throw new Options.UsageException("need --rounds >= 1");
+        }
+        if (chained && broker != Broker.KAFKA) {
+            throw new Options.UsageException("--chained runs on consumer-kafka only");
+        }
+        kinds = new java.util.ArrayList<>(List.of(Kind.BARE, Kind.TXBOX, Kind.TXBOX_BATCH));
+        if (chained) {
+            kinds.add(Kind.CHAINED);
         }
         if (messages < 1 || batch < 2 || batch > 1000 || partitions < 1 || prefetch < batch || warmup < 0) {
             throw new Options.UsageException("need --messages >= 1, --batch 2..1000, --partitions >= 1, "
@@ -113,20 +131,26 @@ final class ConsumerThroughput extends Scenario {
 
     @Override
     void run() throws Exception {
+        if (chained) {
+            if (env.mariadb) {
+                throw new IllegalStateException("--chained runs on PostgreSQL only");
+            }
+            inboxSql = captureInboxSql();
+        }
         if (warmup > 0) {
             log("warm-up: %d messages through each consumer", warmup);
-            for (Kind kind : Kind.values()) {
+            for (Kind kind : kinds) {
                 pass(kind, warmup);
             }
         }
         // ABBA order (bare, txbox, batch, then batch, txbox, bare, ...): a load that drifts
         // during the run weighs on every consumer alike. Each rate is the mean of its rounds.
         Map<Kind, double[]> rates = new java.util.EnumMap<>(Kind.class);
-        for (Kind kind : Kind.values()) {
+        for (Kind kind : kinds) {
             rates.put(kind, new double[rounds]);
         }
         for (int r = 0; r < rounds; r++) {
-            List<Kind> order = new java.util.ArrayList<>(List.of(Kind.values()));
+            List<Kind> order = new java.util.ArrayList<>(kinds);
             if (r % 2 == 1) {
                 java.util.Collections.reverse(order);
             }
@@ -137,7 +161,7 @@ final class ConsumerThroughput extends Scenario {
         double bare = java.util.Arrays.stream(rates.get(Kind.BARE)).average().orElse(0);
         double txbox = java.util.Arrays.stream(rates.get(Kind.TXBOX)).average().orElse(0);
         double batched = java.util.Arrays.stream(rates.get(Kind.TXBOX_BATCH)).average().orElse(0);
-        for (Kind kind : Kind.values()) {
+        for (Kind kind : kinds) {
             report.detail("rounds_" + kind.label().replace('-', '_'), rates.get(kind));
         }
         report.figure("bare_msgs_per_sec", round(bare), "msg/s");
@@ -146,6 +170,13 @@ final class ConsumerThroughput extends Scenario {
         report.figure("ratio_to_bare", round2(txbox / bare), null);
         report.figure("batch_speedup", round2(batched / txbox), null);
         report.figure("batch_ratio_to_bare", round2(batched / bare), null);
+        if (chained) {
+            double chainedRate = java.util.Arrays.stream(rates.get(Kind.CHAINED)).average().orElse(0);
+            report.figure("chained_msgs_per_sec", round(chainedRate), "msg/s");
+            report.figure("chained_ratio_to_bare", round2(chainedRate / bare), null);
+            report.note("chained: an estimate, not a library mode: txbox's inbox statement by hand, each "
+                    + "record's COMMIT sent with the next record's inbox INSERT (COMMIT; BEGIN; INSERT ...)");
+        }
         report.figure("broken_passes", broken ? 1 : 0, null);
         report.target("ratio_to_bare", ">=", 0.90);
         report.target("batch_speedup", ">=", 3);
@@ -160,7 +191,7 @@ final class ConsumerThroughput extends Scenario {
     }
 
     private enum Kind {
-        BARE, TXBOX, TXBOX_BATCH;
+        BARE, TXBOX, TXBOX_BATCH, CHAINED;
 
         String label() {
             return name().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -243,6 +274,10 @@ final class ConsumerThroughput extends Scenario {
             return broker == Broker.KAFKA ? new BareKafka(env.kafkaBootstrap(), source, name, ds, insert, clock)
                     : new BareRabbit(env.rabbit(), source, prefetch, ds, insert, clock);
         }
+        if (kind == Kind.CHAINED) {
+            return new ChainedKafka(env.kafkaBootstrap(), source, name, ds, inboxSql,
+                    (c, key) -> businessInsert(c, key, id), clock);
+        }
         Handler handler = (tx, m) -> {
             businessInsert(tx, m.key(), id);
             return null;
@@ -260,6 +295,19 @@ final class ConsumerThroughput extends Scenario {
         }
         consumer.start();
         return consumer;
+    }
+
+    /** The inbox statement txbox prepares for a receive, from one receive rolled back. */
+    private String captureInboxSql() throws SQLException {
+        Inbox inbox = Inbox.builder("capture").tables(env.tables).build();
+        SqlRecorder rec = new SqlRecorder();
+        DataSource ds = env.pool("capture", 1, false);
+        try (java.sql.Connection c = ds.getConnection()) {
+            inbox.receive(rec.wrap(c), io.txbox.inbox.InboundMessage.of("capture", new byte[0]));
+            c.rollback();
+        }
+        return rec.prepared.stream().filter(s -> s.contains(env.tables.inboxTable())).findFirst()
+                .orElseThrow(() -> new IllegalStateException("txbox prepared no inbox statement: " + rec.prepared));
     }
 
     private com.rabbitmq.client.ConnectionFactory recovering() {
@@ -410,6 +458,87 @@ final class ConsumerThroughput extends Scenario {
         @Override
         public void close() throws Exception {
             connection.close();
+        }
+    }
+
+    /**
+     * kafka-clients by hand, per poll on one connection: the first record's inbox statement,
+     * then for each record its business insert (when the inbox said FIRST) and, in one round
+     * trip, its {@code COMMIT} with the next record's inbox statement; the last record's plain
+     * commit; then commitSync. Binds the statement as txbox does: consumer, key, SHA-256 of the
+     * payload.
+     */
+    private static final class ChainedKafka implements AutoCloseable {
+        private final AtomicBoolean running = new AtomicBoolean(true);
+        private final Thread thread;
+
+        ChainedKafka(String bootstrap, String topic, String consumer, DataSource ds, String inboxSql,
+                BiConsumer<java.sql.Connection, String> insert, Clock clock) {
+            Properties p = KafkaAdmin.consumerProps(bootstrap, consumer);
+            p.put("max.poll.records", "500");
+            thread = new Thread(() -> loop(p, topic, consumer, ds, inboxSql, insert, clock), "bench-chained-kafka");
+            thread.start();
+        }
+
+        private void loop(Properties p, String topic, String consumer, DataSource ds, String inboxSql,
+                BiConsumer<java.sql.Connection, String> insert, Clock clock) {
+            String chainedSql = "COMMIT; BEGIN; " + inboxSql;
+            try (KafkaConsumer<byte[], byte[]> kafka = new KafkaConsumer<>(p)) {
+                kafka.subscribe(List.of(topic));
+                java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+                while (running.get()) {
+                    ConsumerRecords<byte[], byte[]> records = kafka.poll(Duration.ofMillis(500));
+                    if (records.isEmpty()) {
+                        continue;
+                    }
+                    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                    try (java.sql.Connection c = ds.getConnection()) {
+                        int done = 0;
+                        for (ConsumerRecord<byte[], byte[]> r : records) {
+                            String key = new String(r.headers().lastHeader("idempotency-key").value(),
+                                    StandardCharsets.UTF_8);
+                            boolean first;
+                            try (PreparedStatement ps = c.prepareStatement(done == 0 ? inboxSql : chainedSql)) {
+                                ps.setString(1, consumer);
+                                ps.setString(2, key);
+                                ps.setBytes(3, sha.digest(r.value()));
+                                first = firstRow(ps);
+                            }
+                            if (done > 0) {
+                                clock.handled(1); // the previous record's COMMIT went through
+                            }
+                            if (first) {
+                                insert.accept(c, key);
+                            }
+                            offsets.put(new TopicPartition(r.topic(), r.partition()),
+                                    new OffsetAndMetadata(r.offset() + 1));
+                            done++;
+                        }
+                        c.commit();
+                        clock.handled(1);
+                    }
+                    kafka.commitSync(offsets);
+                }
+            } catch (SQLException | java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        /** Whether the statement's last result, the inbox statement's, returned a row. */
+        private static boolean firstRow(PreparedStatement ps) throws SQLException {
+            boolean isResultSet = ps.execute();
+            while (!isResultSet && ps.getUpdateCount() != -1) {
+                isResultSet = ps.getMoreResults();
+            }
+            try (ResultSet rs = ps.getResultSet()) {
+                return rs != null && rs.next();
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            running.set(false);
+            thread.join();
         }
     }
 

@@ -125,10 +125,12 @@ class BenchSmokeIT {
     }
 
     @Test
-    void consumerKafka_reportsRatioToBareAndBatchSpeedupAndDoublesNothing() throws Exception {
-        JsonNode bench = run("consumer-kafka", "--messages", "300", "--batch", "50", "--warmup", "0", "--kafka", kafka);
+    void consumerKafka_reportsRatioToBareBatchSpeedupAndChainedEstimateAndDoublesNothing() throws Exception {
+        JsonNode bench = run("consumer-kafka", "--messages", "300", "--batch", "50", "--warmup", "0", "--chained",
+                "--kafka", kafka);
         assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
         assertThat(bench.at("/figures/batch_speedup").asDouble()).isPositive();
+        assertThat(bench.at("/figures/chained_ratio_to_bare").asDouble()).isPositive();
         assertThat(bench.at("/figures/broken_passes").asLong()).isZero();
     }
 

@@ -108,8 +108,7 @@ final class PostgresInboxStore extends JdbcInboxStore {
         }
     }
 
-        /** The consumer's own entries and its tenants' ({@code consumer@tenant}). */
-            @Override
+    @Override
     void bindLeaseEnd(PreparedStatement ps, int i, Instant leaseEnd) throws SQLException {
         ps.setObject(i, OffsetDateTime.ofInstant(leaseEnd, ZoneOffset.UTC));
     }
@@ -140,5 +139,4 @@ final class PostgresInboxStore extends JdbcInboxStore {
     private static String @Nullable [] strings(@Nullable Array array) throws SQLException {
         return array == null ? null : (String[]) array.getArray();
     }
-
-    }
+}
