@@ -28,7 +28,6 @@ final class RelayThroughput extends Scenario {
     private double rate;
     private RelayRun relayRun;
     private boolean traceSql;
-    private long jitWaitSeconds;
     private List<Integer> bareWindows;
     private List<Bare.Msg> bareMsgs;
     private long lost = -1;
@@ -50,8 +49,6 @@ final class RelayThroughput extends Scenario {
         rate = o.doubleValue("rate", 0, "writers' total rows per second, 0 = as fast as they can");
         relayRun = new RelayRun(o).withWarmup(o);
         traceSql = o.flag("trace-sql", "time every relay statement and print the table");
-        jitWaitSeconds = o.longValue("jit-wait-s", 30,
-                "drain mode: wait up to this long for the JIT compiler to go idle before the relay starts (0 = no wait)");
         bareWindows = new ArrayList<>();
         for (String w : o.string("bare-windows", "500,2000,8000",
                 "confirm windows the bare RabbitMQ loop tries (the best counts)").split(",")) {
@@ -91,35 +88,6 @@ final class RelayThroughput extends Scenario {
                 bare[1] * 1000 / k, bareSecs, (bare[0] + bare[1]) / bareSecs);
         log("%s", line);
         report.note(line);
-    }
-
-    /**
-     * Waits until the JIT compiler has compiled nothing for a second, at most {@code seconds}:
-     * the warm-up and the backlog fill leave compilations queued (on 2 cores the one C2 thread
-     * lags seconds behind), and compiling them in the drain phase bills the relay for compiling
-     * code, the Kafka producer's append path above all, that the bare client, which runs later in
-     * this JVM, then finds compiled.
-     */
-    private static void awaitJitIdle(long seconds) throws InterruptedException {
-        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-        if (seconds <= 0 || jit == null || !jit.isCompilationTimeMonitoringSupported()) {
-            return;
-        }
-        long start = System.nanoTime();
-        long deadline = start + seconds * 1_000_000_000L;
-        long compiled = jit.getTotalCompilationTime();
-        long quietSince = start;
-        long now;
-        while ((now = System.nanoTime()) - deadline < 0 && now - quietSince < 1_000_000_000L) {
-            Thread.sleep(100);
-            long total = jit.getTotalCompilationTime();
-            if (total != compiled) {
-                compiled = total;
-                quietSince = System.nanoTime();
-            }
-        }
-        log("JIT compiler idle for 1 s after %.1f s of waiting%s", (now - start) / 1e9,
-                now - deadline >= 0 ? " (gave up: still compiling)" : "");
     }
 
     /**
@@ -166,7 +134,6 @@ final class RelayThroughput extends Scenario {
                 log("backlog of %,d rows written at %,.0f rows/s", rows, fillRate);
                 bareMsgs = Bare.snapshot(env, dest.name);
                 RelayRun.vacuum(env);
-                awaitJitIdle(jitWaitSeconds);
                 relay = relayRun.build(relayDs, env, dest, counter, null, "bench-relay");
                 relayCpu = CpuAccount.start(env, "relay");
                 profiler("start");
