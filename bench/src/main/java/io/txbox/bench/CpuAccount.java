@@ -1,27 +1,38 @@
 package io.txbox.bench;
 
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * CPU seconds a phase cost on this machine, per process: this JVM (the relay or the bare client),
  * its child processes (the private Kafka broker) and the PostgreSQL backends of one pool (each
  * session is a process there; on MariaDB they are threads of the server, so none are counted).
  * Read from the operating system before and after the phase; a broker given with {@code --kafka}
- * is not a child process and counts 0.
+ * is not a child process and counts 0. This JVM's share is also split by thread (Linux only,
+ * from {@code /proc/self/task}): its JIT compiler threads and its GC threads, so a phase that
+ * pays for compiling code another phase then runs compiled shows as such.
  */
 final class CpuAccount {
     private final List<Long> backends;
     private final double jvm;
     private final double children;
     private final double db;
+    /** CPU seconds of this JVM's JIT compiler and GC threads, by thread id. */
+    private final Map<String, double[]> jitGc;
 
     private CpuAccount(List<Long> backends) {
         this.backends = backends;
+        this.jitGc = jitGcThreads();
         this.jvm = seconds(ProcessHandle.current());
         this.children = ProcessHandle.current().descendants().mapToDouble(CpuAccount::seconds).sum();
         this.db = backends.stream().mapToDouble(pid -> ProcessHandle.of(pid).map(CpuAccount::seconds).orElse(0.0)).sum();
@@ -44,10 +55,51 @@ final class CpuAccount {
         return new CpuAccount(pids);
     }
 
-    /** CPU seconds since {@link #start}: this JVM, its child processes, the pool's database sessions. */
+    /**
+     * CPU seconds since {@link #start}: this JVM, its child processes, the pool's database
+     * sessions, and of this JVM's, its JIT compiler threads and its GC threads (a thread that
+     * ended meanwhile, as idle compiler threads do, counts 0).
+     */
     double[] since() {
         CpuAccount now = new CpuAccount(backends);
-        return new double[] {now.jvm - jvm, now.children - children, now.db - db};
+        double jit = 0;
+        double gc = 0;
+        for (Map.Entry<String, double[]> e : now.jitGc.entrySet()) {
+            double[] before = jitGc.getOrDefault(e.getKey(), new double[2]);
+            jit += e.getValue()[0] - before[0];
+            gc += e.getValue()[1] - before[1];
+        }
+        return new double[] {now.jvm - jvm, now.children - children, now.db - db, jit, gc};
+    }
+
+    /** Thread id to {JIT seconds, GC seconds} for this JVM's compiler and GC threads; empty off Linux. */
+    private static Map<String, double[]> jitGcThreads() {
+        Map<String, double[]> threads = new HashMap<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : tasks) {
+                String stat;
+                try {
+                    stat = Files.readString(task.resolve("stat"));
+                } catch (IOException e) {
+                    continue; // the thread ended
+                }
+                // pid (comm) state ... utime stime: the 14th and 15th fields, in clock ticks (1/100 s)
+                int open = stat.indexOf('(');
+                int close = stat.lastIndexOf(')');
+                String comm = stat.substring(open + 1, close);
+                boolean jit = comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre");
+                boolean gc = comm.startsWith("GC Thread") || comm.startsWith("G1 ") || comm.equals("VM Thread");
+                if (!jit && !gc) {
+                    continue;
+                }
+                String[] f = stat.substring(close + 2).split(" ");
+                double secs = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
+                threads.put(task.getFileName().toString(), jit ? new double[] {secs, 0} : new double[] {0, secs});
+            }
+        } catch (IOException | RuntimeException e) {
+            return Map.of();
+        }
+        return threads;
     }
 
     private static double seconds(ProcessHandle p) {

@@ -71,18 +71,40 @@ final class RelayThroughput extends Scenario {
      */
     private void cpuNote(double[] relay, double[] bare, long rows, double relaySecs, double bareSecs) {
         report.figure("cpu_relay_jvm_s", Report.round(relay[0], 2), "s")
+                .figure("cpu_relay_jvm_jit_s", Report.round(relay[3], 2), "s")
+                .figure("cpu_relay_jvm_gc_s", Report.round(relay[4], 2), "s")
                 .figure("cpu_relay_broker_s", Report.round(relay[1], 2), "s")
                 .figure("cpu_relay_db_sessions_s", Report.round(relay[2], 2), "s")
                 .figure("cpu_bare_jvm_s", Report.round(bare[0], 2), "s")
+                .figure("cpu_bare_jvm_jit_s", Report.round(bare[3], 2), "s")
                 .figure("cpu_bare_broker_s", Report.round(bare[1], 2), "s");
         double k = rows / 1000.0;
-        String line = String.format("CPU per 1,000 rows: relay phase %.1f ms (JVM %.1f, broker %.1f, database sessions %.1f)"
-                        + " over %.2f s = %.2f cores; bare phase %.1f ms (JVM %.1f, broker %.1f) over its %.2f s call = %.2f cores",
-                (relay[0] + relay[1] + relay[2]) * 1000 / k, relay[0] * 1000 / k, relay[1] * 1000 / k, relay[2] * 1000 / k,
-                relaySecs, (relay[0] + relay[1] + relay[2]) / relaySecs,
-                (bare[0] + bare[1]) * 1000 / k, bare[0] * 1000 / k, bare[1] * 1000 / k, bareSecs, (bare[0] + bare[1]) / bareSecs);
+        String line = String.format("CPU per 1,000 rows: relay phase %.1f ms (JVM %.1f, of it JIT compiler %.1f and GC %.1f;"
+                        + " broker %.1f, database sessions %.1f) over %.2f s = %.2f cores; bare phase %.1f ms (JVM %.1f,"
+                        + " of it JIT compiler %.1f and GC %.1f; broker %.1f) over its %.2f s call = %.2f cores",
+                (relay[0] + relay[1] + relay[2]) * 1000 / k, relay[0] * 1000 / k, relay[3] * 1000 / k, relay[4] * 1000 / k,
+                relay[1] * 1000 / k, relay[2] * 1000 / k, relaySecs, (relay[0] + relay[1] + relay[2]) / relaySecs,
+                (bare[0] + bare[1]) * 1000 / k, bare[0] * 1000 / k, bare[3] * 1000 / k, bare[4] * 1000 / k,
+                bare[1] * 1000 / k, bareSecs, (bare[0] + bare[1]) / bareSecs);
         log("%s", line);
         report.note(line);
+    }
+
+    /**
+     * {@code -Dtxbox.bench.profile=<async-profiler options>} (with async-profiler's Java API on
+     * the boot class path, see PERFORMANCE.md): profiles the drain phase only, from the relay's
+     * start to its last confirmed row, so neither the warm-up, the backlog fill nor the bare
+     * client lands in the profile.
+     */
+    private static void profiler(String action) throws Exception {
+        String options = System.getProperty("txbox.bench.profile");
+        if (options == null) {
+            return;
+        }
+        Class<?> api = Class.forName("one.profiler.AsyncProfiler");
+        Object profiler = api.getMethod("getInstance", String.class)
+                .invoke(null, System.getProperty("txbox.bench.profile.lib", "/tmp/ap/linux-x64/libasyncProfiler.so"));
+        log("profiler: %s", api.getMethod("execute", String.class).invoke(profiler, action + "," + options).toString().trim());
     }
 
     @Override
@@ -114,9 +136,11 @@ final class RelayThroughput extends Scenario {
                 RelayRun.vacuum(env);
                 relay = relayRun.build(relayDs, env, dest, counter, null, "bench-relay");
                 relayCpu = CpuAccount.start(env, "relay");
+                profiler("start");
                 t0 = System.nanoTime();
                 relay.start();
                 counter.await(Duration.ofSeconds(60));
+                profiler("stop");
             } else {
                 bareMsgs = Bare.generated(rows, dest.name, payloadSize);
                 relay = relayRun.build(relayDs, env, dest, counter, outbox, "bench-relay");

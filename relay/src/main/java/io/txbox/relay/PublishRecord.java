@@ -45,7 +45,9 @@ public record PublishRecord(
         Args.notNull(destination, "destination");
         Args.notNull(payload, "payload");
         Args.notNull(createdAt, "createdAt");
-        userHeaders = Collections.unmodifiableMap(new LinkedHashMap<>(Args.notNull(userHeaders, "userHeaders")));
+        // most rows have no user headers: no copy for those
+        userHeaders = Args.notNull(userHeaders, "userHeaders").isEmpty() ? Map.of()
+                : Collections.unmodifiableMap(new LinkedHashMap<>(userHeaders));
     }
 
     /**

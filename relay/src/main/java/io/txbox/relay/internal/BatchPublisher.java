@@ -56,9 +56,16 @@ final class BatchPublisher {
         // row of the same routing key cannot overtake the failed one (for example, the first send
         // timing out on metadata while the broker restarts and the next ones going through)
         boolean[] laneFailed = new boolean[Lanes.COUNT];
+        // a batch is mostly one destination: its route is looked up once per run of equal destinations
+        String lastDestination = null;
+        Route route = null;
+        Publisher lastUsed = null;
         for (int i = 0; i < n; i++) {
             PublishRecord row = rows.get(i);
-            Route route = routes.get(row.destination());
+            if (!row.destination().equals(lastDestination)) {
+                lastDestination = row.destination();
+                route = routes.get(lastDestination);
+            }
             if (route == null) {
                 outcomes[i] = RowOutcome.noRoute("no route configured for destination " + Texts.quote(row.destination()));
                 continue;
@@ -78,7 +85,10 @@ final class BatchPublisher {
                 outcomes[i] = RowOutcome.retry("publish timeout (" + Duration.ofNanos(timeoutNanos) + ") before the message was sent");
                 continue;
             }
-            used.add(route.publisher());
+            if (route.publisher() != lastUsed) {
+                lastUsed = route.publisher();
+                used.add(lastUsed);
+            }
             try {
                 CompletableFuture<Void> f = route.publisher().publish(route.target(), row).toCompletableFuture();
                 if (f.isCompletedExceptionally()) {
@@ -139,6 +149,7 @@ final class BatchPublisher {
     private void trackWaits(List<PublishRecord> rows, RowOutcome[] outcomes, boolean[] skipped) {
         Map<String, String> missing = null;
         Set<String> confirmed = null;
+        String lastConfirmed = null;
         for (int i = 0; i < outcomes.length; i++) {
             String destination = rows.get(i).destination();
             if (outcomes[i].kind() == RowOutcome.Kind.WAIT && !skipped[i]) {
@@ -146,11 +157,12 @@ final class BatchPublisher {
                     missing = new LinkedHashMap<>();
                 }
                 missing.putIfAbsent(destination, outcomes[i].error());
-            } else if (outcomes[i].kind() == RowOutcome.Kind.CONFIRMED) {
+            } else if (outcomes[i].kind() == RowOutcome.Kind.CONFIRMED && !destination.equals(lastConfirmed)) {
                 if (confirmed == null) {
                     confirmed = new LinkedHashSet<>();
                 }
                 confirmed.add(destination);
+                lastConfirmed = destination;
             }
         }
         if (missing != null) {

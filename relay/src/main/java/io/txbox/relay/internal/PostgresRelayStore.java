@@ -341,7 +341,7 @@ final class PostgresRelayStore implements RelayStore {
 
     private Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, @Nullable Long afterId)
             throws SQLException {
-        List<PublishRecord> rows = new ArrayList<>(Math.min(limit, 1024));
+        List<PublishRecord> rows = new ArrayList<>(limit);
         short[] rowLanes = new short[limit];
         boolean skip = !skipDestinations.isEmpty();
         String sql = afterId == null ? (skip ? claimSkipping : claim) : (skip ? claimAfterSkipping : claimAfter);
@@ -356,13 +356,14 @@ final class PostgresRelayStore implements RelayStore {
             }
             ps.setInt(i, limit);
             try (ResultSet rs = ps.executeQuery()) {
-                // columns in OutboxColumns.ROW order: id, the message (lane the 6th), created_at; then attempts
+                // columns in OutboxColumns.ROW order: id, the message (lane the 6th), created_at; then attempts.
+                // created_at (timestamptz) through getTimestamp: the same instant as an OffsetDateTime,
+                // without building zone rules per row
                 while (rs.next()) {
                     rowLanes[rows.size()] = rs.getShort(CLAIM_LANE);
                     rows.add(new PublishRecord(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
                             rs.getString(5), rs.getBytes(7), headers(rs.getArray(8), rs.getArray(9)), rs.getString(10),
-                            rs.getString(11), rs.getString(12), rs.getInt(14),
-                            rs.getObject(13, OffsetDateTime.class).toInstant()));
+                            rs.getString(11), rs.getString(12), rs.getInt(14), rs.getTimestamp(13).toInstant()));
                 }
             }
         }

@@ -265,8 +265,14 @@ final class RelayEngine implements Relay {
         lastBatchAt = settings.clock().instant();
         // per destination: confirmed, retried, dead
         Map<String, int[]> counts = new HashMap<>();
+        String lastDestination = null;
+        int[] c = null;
         for (int i = 0; i < rows.size(); i++) {
-            int[] c = counts.computeIfAbsent(rows.get(i).destination(), d -> new int[3]);
+            // a batch is mostly one destination: one map lookup per run of equal destinations
+            if (!rows.get(i).destination().equals(lastDestination)) {
+                lastDestination = rows.get(i).destination();
+                c = counts.computeIfAbsent(lastDestination, d -> new int[3]);
+            }
             switch (outcomes[i].kind()) {
                 case CONFIRMED -> c[0]++;
                 case RETRY -> {
@@ -282,21 +288,21 @@ final class RelayEngine implements Relay {
         }
         RelayListener listener = settings.listener();
         Duration latency = Duration.ofNanos(latencyNanos);
-        counts.forEach((destination, c) -> {
+        counts.forEach((destination, n) -> {
             Route route = settings.routes().get(destination);
             String broker = route == null ? "none" : route.publisher().broker();
-            published.addAndGet(c[0]);
-            failed.addAndGet(c[1]);
-            deadLettered.addAndGet(c[2]);
+            published.addAndGet(n[0]);
+            failed.addAndGet(n[1]);
+            deadLettered.addAndGet(n[2]);
             try {
-                if (c[0] > 0) {
-                    listener.published(destination, broker, c[0], latency);
+                if (n[0] > 0) {
+                    listener.published(destination, broker, n[0], latency);
                 }
-                if (c[1] > 0) {
-                    listener.failed(destination, broker, c[1]);
+                if (n[1] > 0) {
+                    listener.failed(destination, broker, n[1]);
                 }
-                if (c[2] > 0) {
-                    listener.deadLettered(destination, broker, c[2]);
+                if (n[2] > 0) {
+                    listener.deadLettered(destination, broker, n[2]);
                 }
             } catch (RuntimeException e) {
                 log.warn("{} - relay listener failed: {}", settings.relayId(), e.toString());
