@@ -228,8 +228,9 @@ final class E2eLatency extends Scenario {
                         .figure("doubled", doubled, "msgs")
                         .figure("duplicates_absorbed", consumer.duplicates(), "msgs");
                 stageFigures();
-                cpuFigures("cpu_", txboxCpu, total);
-                cpuFigures("bare_cpu_", bareCpu, (int) Math.round(rate * (Math.min(warmup, 5) + seconds)));
+                cpuFigures("cpu_", new String[] {"jvm", "broker", "db_senders", "db_relay", "db_receivers"}, txboxCpu, total);
+                cpuFigures("bare_cpu_", new String[] {"jvm", "broker", "db_receivers"}, bareCpu,
+                        (int) Math.round(rate * (Math.min(warmup, 5) + seconds)));
                 report
                         .target("p99_ms", "<=", 25)
                         .target("p99_ratio_to_bare", "<=", 2)
@@ -244,7 +245,7 @@ final class E2eLatency extends Scenario {
                 }
                 report.note("cpu_*_ms_per_msg: CPU per message sent, from the first send until the last receive commit"
                         + " (warm-up included): this JVM (senders, relay, receivers; bare: producer, consumers), the broker"
-                        + " (a child process), the database sessions of the pools");
+                        + " (a child process), the database sessions of each pool");
                 report.note("bare: KafkaProducer with the relay's settings -> plain consumer: business insert, commit, offsets;"
                         + " send call -> database commit, same rate, same run, after txbox's window");
                 double[] xs = new double[maxPerSecond.length()];
@@ -305,18 +306,19 @@ final class E2eLatency extends Scenario {
         return out;
     }
 
-    /** {this JVM, the broker, the pools' database sessions} in CPU seconds since {@link #cpuStart}. */
+    /** {this JVM, the broker, then each pool's database sessions} in CPU seconds since {@link #cpuStart}. */
     private static double[] cpuSeconds(List<CpuAccount> cpu) {
         double[] first = cpu.get(0).since();
-        double db = 0;
-        for (CpuAccount c : cpu) {
-            db += c.since()[2];
+        double[] out = new double[2 + cpu.size()];
+        out[0] = first[0];
+        out[1] = first[1];
+        for (int i = 0; i < cpu.size(); i++) {
+            out[2 + i] = cpu.get(i).since()[2];
         }
-        return new double[] {first[0], first[1], db};
+        return out;
     }
 
-    private void cpuFigures(String prefix, double[] seconds, int messages) {
-        String[] parts = {"jvm", "broker", "db"};
+    private void cpuFigures(String prefix, String[] parts, double[] seconds, int messages) {
         double sum = 0;
         for (int i = 0; i < parts.length; i++) {
             report.figure(prefix + parts[i] + "_ms_per_msg", Report.round(seconds[i] * 1000 / messages, 3), "ms");
