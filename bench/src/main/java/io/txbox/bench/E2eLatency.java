@@ -245,7 +245,7 @@ final class E2eLatency extends Scenario {
                 }
                 report.note("cpu_*_ms_per_msg: CPU per message sent, from the first send until the last receive commit"
                         + " (warm-up included): this JVM (senders, relay, receivers; bare: producer, consumers), the broker"
-                        + " (a child process), the database sessions of each pool");
+                        + " (a child process; with --noise the spinning processes count here too), the database sessions of each pool");
                 report.note("bare: KafkaProducer with the relay's settings -> plain consumer: business insert, commit, offsets;"
                         + " send call -> database commit, same rate, same run, after txbox's window");
                 double[] xs = new double[maxPerSecond.length()];
