@@ -47,6 +47,7 @@ final class E2eLatency extends Scenario {
     private long lost = -1;
     private long doubled = -1;
     private int noise;
+    private boolean traceSql;
 
     @Override
     void configure(Options o) {
@@ -63,6 +64,7 @@ final class E2eLatency extends Scenario {
         consumerBatch = o.intValue("consumer-batch", 1,
                 "library consumers' batchSize: up to this many records of one poll share a transaction");
         noise = o.intValue("noise", 0, "processes the scenario starts, each spinning one core, for a loaded machine on demand");
+        traceSql = o.flag("trace-sql", "count and time every relay and receiver statement and print the tables");
         if (!consumerKind.equals("library") && !consumerKind.equals("plain")) {
             throw new Options.UsageException("--consumer must be library (txbox's KafkaInboxConsumer) or plain, but was '"
                     + consumerKind + "'");
@@ -115,8 +117,11 @@ final class E2eLatency extends Scenario {
 
     private void measure() throws Exception {
         HikariDataSource sendDs = env.pool("senders", senders, false);
-        HikariDataSource relayDs = env.pool("relay", relayRun.workers + 1);
-        HikariDataSource recvDs = env.pool("receivers", consumers, false);
+        SqlTiming relaySql = traceSql ? new SqlTiming() : null;
+        SqlTiming recvSql = traceSql ? new SqlTiming() : null;
+        javax.sql.DataSource relayDs = traced(relaySql, env.pool("relay", relayRun.workers + 1));
+        HikariDataSource recvPool = env.pool("receivers", consumers, false);
+        javax.sql.DataSource recvDs = traced(recvSql, recvPool);
         Outbox outbox = Outbox.builder().tables(env.tables).build();
         Inbox inbox = Inbox.builder("bench-receiver").tables(env.tables).build();
         byte[] payload = payload(payloadSize);
@@ -149,13 +154,14 @@ final class E2eLatency extends Scenario {
                 long sent = meet.arrive(key, false, nanos);
                 if (sent != 0) {
                     record(key, nanos - sent, firstMeasured, latency, measured, maxPerSecond, start);
-                    Stages.arrived(key, index(key) >= firstMeasured, sent, nanos);
+                    Stages.arrived(Stages.TXBOX, key, index(key) >= firstMeasured, sent, nanos);
                 }
             };
             try (Receivers consumer = consumerKind.equals("plain")
                     ? Receivers.plain(env.kafkaBootstrap(), dest.name, consumers, recvDs, inbox, onCommit)
                     : Receivers.library(env.kafkaBootstrap(), dest.name, consumers, consumerBatch, recvDs, inbox, onCommit)) {
                 AtomicLong sendErrors = new AtomicLong();
+                List<CpuAccount> cpu = cpuStart("senders", "relay", "receivers");
                 Paced paced = paced(total, i -> {
                     String key = "e" + i;
                     OutboxMessage m = OutboxMessage.builder(StepKey.of(key, "e2e"), dest.name)
@@ -173,7 +179,7 @@ final class E2eLatency extends Scenario {
                     long recv = meet.arrive(stepKey, true, committed);
                     if (recv != 0) {
                         record(stepKey, recv - committed, firstMeasured, latency, measured, maxPerSecond, start);
-                        Stages.arrived(stepKey, index(stepKey) >= firstMeasured, committed, recv);
+                        Stages.arrived(Stages.TXBOX, stepKey, index(stepKey) >= firstMeasured, committed, recv);
                     }
                 });
                 AtomicLong late = new AtomicLong(paced.late());
@@ -189,11 +195,19 @@ final class E2eLatency extends Scenario {
                 }
                 lost = expected - applied[1];
                 doubled = applied[0] - applied[1];
+                double[] txboxCpu = cpuSeconds(cpu);
                 relay.close();
                 Histogram h = latency.getIntervalHistogram();
                 log("txbox: p50 %.2f ms, p99 %.2f ms; now the bare pipeline at the same rate", ms(h.getValueAtPercentile(50)),
                         ms(h.getValueAtPercentile(99)));
-                Histogram bare = bare(recvDs, payload);
+                if (traceSql) {
+                    report.detail("relay_sql", relaySql.summary()).detail("receiver_sql", recvSql.summary());
+                    report.note("traced run (--trace-sql): relay and receiver statements per SQL text follow");
+                    System.out.print("relay (" + (warmup + seconds) + " s, warm-up included):\n" + relaySql.table()
+                            + "receivers:\n" + recvSql.table());
+                }
+                double[] bareCpu = new double[3];
+                Histogram bare = bare(recvPool, payload, bareCpu);
                 double ratio = bare.getValueAtPercentile(99) == 0 ? 0
                         : (double) h.getValueAtPercentile(99) / bare.getValueAtPercentile(99);
                 report.figure("p50_ms", ms(h.getValueAtPercentile(50)), "ms")
@@ -214,6 +228,9 @@ final class E2eLatency extends Scenario {
                         .figure("doubled", doubled, "msgs")
                         .figure("duplicates_absorbed", consumer.duplicates(), "msgs");
                 stageFigures();
+                cpuFigures("cpu_", new String[] {"jvm", "broker", "db_senders", "db_relay", "db_receivers"}, txboxCpu, total);
+                cpuFigures("bare_cpu_", new String[] {"jvm", "broker", "db_receivers"}, bareCpu,
+                        (int) Math.round(rate * (Math.min(warmup, 5) + seconds)));
                 report
                         .target("p99_ms", "<=", 25)
                         .target("p99_ratio_to_bare", "<=", 2)
@@ -226,6 +243,9 @@ final class E2eLatency extends Scenario {
                             + " send; its p99 counts only those that did, so it understates the bare tail:"
                             + " both pipelines are saturated", bare.getTotalCount(), h.getTotalCount()));
                 }
+                report.note("cpu_*_ms_per_msg: CPU per message sent, from the first send until the last receive commit"
+                        + " (warm-up included): this JVM (senders, relay, receivers; bare: producer, consumers), the broker"
+                        + " (a child process; with --noise the spinning processes count here too), the database sessions of each pool");
                 report.note("bare: KafkaProducer with the relay's settings -> plain consumer: business insert, commit, offsets;"
                         + " send call -> database commit, same rate, same run, after txbox's window");
                 double[] xs = new double[maxPerSecond.length()];
@@ -257,21 +277,58 @@ final class E2eLatency extends Scenario {
 
     /**
      * p50 / p99 of each stage of the measured messages (the stages of one message need not add
-     * up to its latency's percentile): where the tail queues.
+     * up to its latency's percentile): where the tail queues; the bare pipeline's as {@code bare_stage_*}.
      */
     private void stageFigures() {
-        StringBuilder line = new StringBuilder("stages p50 / p99 ms:");
-        for (int i = 0; i < Stages.NAMES.length; i++) {
-            Histogram h = Stages.histogram(i);
-            if (h.getTotalCount() == 0) {
-                continue;
+        for (int pipeline : new int[] {Stages.TXBOX, Stages.BARE}) {
+            String prefix = pipeline == Stages.TXBOX ? "stage_" : "bare_stage_";
+            StringBuilder line = new StringBuilder((pipeline == Stages.TXBOX ? "txbox" : "bare") + " stages p50 / p99 ms:");
+            // the bare producer's send call is where its pipeline starts: no first stage
+            for (int i = pipeline == Stages.TXBOX ? 0 : 1; i < Stages.NAMES.length; i++) {
+                Histogram h = Stages.histogram(pipeline, i);
+                if (h.getTotalCount() == 0) {
+                    continue;
+                }
+                report.figure(prefix + Stages.NAMES[i] + "_p50_ms", ms(h.getValueAtPercentile(50)), "ms")
+                        .figure(prefix + Stages.NAMES[i] + "_p99_ms", ms(h.getValueAtPercentile(99)), "ms");
+                line.append(String.format(" %s %.2f / %.2f;", Stages.NAMES[i], ms(h.getValueAtPercentile(50)),
+                        ms(h.getValueAtPercentile(99))));
             }
-            report.figure("stage_" + Stages.NAMES[i] + "_p50_ms", ms(h.getValueAtPercentile(50)), "ms")
-                    .figure("stage_" + Stages.NAMES[i] + "_p99_ms", ms(h.getValueAtPercentile(99)), "ms");
-            line.append(String.format(" %s %.2f / %.2f;", Stages.NAMES[i], ms(h.getValueAtPercentile(50)),
-                    ms(h.getValueAtPercentile(99))));
+            log("%s", line);
         }
-        log("%s", line);
+    }
+
+    private List<CpuAccount> cpuStart(String... pools) throws SQLException {
+        List<CpuAccount> out = new ArrayList<>();
+        for (String pool : pools) {
+            out.add(CpuAccount.start(env, pool));
+        }
+        return out;
+    }
+
+    /** {this JVM, the broker, then each pool's database sessions} in CPU seconds since {@link #cpuStart}. */
+    private static double[] cpuSeconds(List<CpuAccount> cpu) {
+        double[] first = cpu.get(0).since();
+        double[] out = new double[2 + cpu.size()];
+        out[0] = first[0];
+        out[1] = first[1];
+        for (int i = 0; i < cpu.size(); i++) {
+            out[2 + i] = cpu.get(i).since()[2];
+        }
+        return out;
+    }
+
+    private void cpuFigures(String prefix, String[] parts, double[] seconds, int messages) {
+        double sum = 0;
+        for (int i = 0; i < parts.length; i++) {
+            report.figure(prefix + parts[i] + "_ms_per_msg", Report.round(seconds[i] * 1000 / messages, 3), "ms");
+            sum += seconds[i];
+        }
+        report.figure(prefix + "ms_per_msg", Report.round(sum * 1000 / messages, 3), "ms");
+    }
+
+    private static javax.sql.DataSource traced(SqlTiming timing, HikariDataSource pool) {
+        return timing == null ? pool : timing.wrap(pool);
     }
 
     /** How a paced send loop went: sends that started over 10 ms after their slot, and its length. */
@@ -315,7 +372,7 @@ final class E2eLatency extends Scenario {
      * then commits the offsets (no inbox). Latency: send call to database commit. A warm-up of at
      * most 5 s, then the same measured seconds.
      */
-    private Histogram bare(HikariDataSource recvDs, byte[] payload) throws Exception {
+    private Histogram bare(HikariDataSource recvDs, byte[] payload, double[] cpuOut) throws Exception {
         String topic = "bench-e2e-bare-" + Long.toString(java.util.concurrent.ThreadLocalRandom.current().nextLong(1L << 30, 1L << 31), 36);
         env.createTopic(topic, 4);
         int bareWarmup = Math.min(warmup, 5);
@@ -326,15 +383,19 @@ final class E2eLatency extends Scenario {
         AtomicLong measured = new AtomicLong();
         long start = System.nanoTime();
         AtomicLongArray maxPerSecond = new AtomicLongArray(bareWarmup + seconds + 120);
-        InboxConsumer consumer = new InboxConsumer(env.kafkaBootstrap(), topic, 4, consumers, recvDs, null, (key, first, nanos) -> {
+        InboxConsumer consumer = new InboxConsumer(env.kafkaBootstrap(), topic, 4, consumers, recvDs, null, true, (key, first, nanos) -> {
             long sent = meet.arrive(key, false, nanos);
             if (sent != 0) {
                 record(key, nanos - sent, firstMeasured, latency, measured, maxPerSecond, start);
+                Stages.arrived(Stages.BARE, key, index(key) >= firstMeasured, sent, nanos);
             }
         });
         try {
             consumer.awaitAssigned(Duration.ofSeconds(30));
-            try (KafkaProducer<byte[], byte[]> producer = Bare.producer(env.kafkaBootstrap(), relayRun.producer)) {
+            List<CpuAccount> cpu = cpuStart("receivers");
+            Map<String, String> bareProducer = new HashMap<>(relayRun.producer);
+            bareProducer.put("interceptor.classes", Stages.Published.class.getName());
+            try (KafkaProducer<byte[], byte[]> producer = Bare.producer(env.kafkaBootstrap(), bareProducer)) {
                 producer.partitionsFor(topic);
                 paced(total, i -> {
                     String key = "b" + i + ":bare";
@@ -345,6 +406,7 @@ final class E2eLatency extends Scenario {
                     long recv = meet.arrive(key, true, now);
                     if (recv != 0) {
                         record(key, recv - now, firstMeasured, latency, measured, maxPerSecond, start);
+                        Stages.arrived(Stages.BARE, key, index(key) >= firstMeasured, now, recv);
                     }
                 });
                 producer.flush();
@@ -353,6 +415,7 @@ final class E2eLatency extends Scenario {
             while (measured.get() < total - firstMeasured && System.nanoTime() < end) {
                 Thread.sleep(50);
             }
+            System.arraycopy(cpuSeconds(cpu), 0, cpuOut, 0, 3);
         } finally {
             consumer.close();
         }

@@ -43,13 +43,19 @@ final class InboxConsumer implements AutoCloseable {
     private final AtomicLong assigned = new AtomicLong();
 
     InboxConsumer(String bootstrap, String topic, int partitions, int consumers, DataSource ds, Inbox inbox, OnCommit onCommit) {
+        this(bootstrap, topic, partitions, consumers, ds, inbox, false, onCommit);
+    }
+
+    /** With {@code staged}, each record's poll and handler start are stamped for {@link Stages}. */
+    InboxConsumer(String bootstrap, String topic, int partitions, int consumers, DataSource ds, Inbox inbox, boolean staged,
+            OnCommit onCommit) {
         String group = "bench-" + topic;
         for (int i = 0; i < consumers; i++) {
             List<TopicPartition> mine = new ArrayList<>();
             for (int p = i; p < partitions; p += consumers) {
                 mine.add(new TopicPartition(topic, p));
             }
-            Thread t = new Thread(() -> loop(bootstrap, group, mine, ds, inbox, onCommit), "inbox-consumer-" + i);
+            Thread t = new Thread(() -> loop(bootstrap, group, mine, ds, inbox, staged, onCommit), "inbox-consumer-" + i);
             t.setDaemon(true);
             threads.add(t);
         }
@@ -64,10 +70,14 @@ final class InboxConsumer implements AutoCloseable {
         }
     }
 
-    private void loop(String bootstrap, String group, List<TopicPartition> parts, DataSource ds, Inbox inbox, OnCommit onCommit) {
+    private void loop(String bootstrap, String group, List<TopicPartition> parts, DataSource ds, Inbox inbox, boolean staged,
+            OnCommit onCommit) {
         Properties p = KafkaAdmin.consumerProps(bootstrap, group);
         p.put("max.poll.records", "500");
         p.put("fetch.max.wait.ms", "100");
+        if (staged) {
+            p.put("interceptor.classes", Stages.Polled.class.getName());
+        }
         boolean counted = false;
         while (running.get()) {
             try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
@@ -97,6 +107,9 @@ final class InboxConsumer implements AutoCloseable {
                         for (ConsumerRecord<byte[], byte[]> r : records) {
                             String key = KafkaAdmin.stepKey(r);
                             if (key != null) {
+                                if (staged) {
+                                    Stages.handling(key);
+                                }
                                 receive(c, inbox, key, r.value(), onCommit);
                             }
                             offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));

@@ -83,7 +83,7 @@ abstract class Receivers implements AutoCloseable {
     /** The bench's own loop: fixed partition assignment, no group rebalance. */
     static Receivers plain(String bootstrap, String topic, int count, DataSource ds, Inbox inbox, InboxConsumer.OnCommit onCommit)
             throws InterruptedException {
-        InboxConsumer c = new InboxConsumer(bootstrap, topic, 4, count, ds, inbox, onCommit);
+        InboxConsumer c = new InboxConsumer(bootstrap, topic, 4, count, ds, inbox, true, onCommit);
         c.awaitAssigned(Duration.ofSeconds(30));
         return new Receivers() {
             @Override

@@ -19,9 +19,10 @@ import org.apache.kafka.common.header.Header;
  * Where e2e-latency's time goes: per message, the moment the relay hands it to its producer
  * and the moment the broker acknowledges it ({@link Published}, a producer interceptor), the
  * moment a receiver's poll returns it ({@link Polled}, a consumer interceptor) and the moment
- * the handler starts ({@link #handling}), all on this JVM's {@link System#nanoTime}. Kafka
- * instantiates the interceptors by class name, so the times live in static maps; one run at a
- * time.
+ * the handler starts ({@link #handling}), all on this JVM's {@link System#nanoTime}. The bare
+ * pipeline is split the same way ({@link #BARE}; its first stage is empty: its send call is
+ * the producer's). Kafka instantiates the interceptors by class name, so the times live in
+ * static maps; one run at a time.
  */
 final class Stages {
     /** The stages after the send commit, in order; the last one ends at the receive commit. */
@@ -34,7 +35,10 @@ final class Stages {
     private static final Map<String, Long> acked = new ConcurrentHashMap<>();
     private static final Map<String, Long> polled = new ConcurrentHashMap<>();
     private static final Map<String, Long> handling = new ConcurrentHashMap<>();
-    private static final Histogram[] histograms = new Histogram[NAMES.length];
+    /** The pipelines split into stages: txbox's, then the bare one. */
+    static final int TXBOX = 0;
+    static final int BARE = 1;
+    private static final Histogram[][] histograms = new Histogram[2][NAMES.length];
 
     static {
         reset();
@@ -48,8 +52,10 @@ final class Stages {
         acked.clear();
         polled.clear();
         handling.clear();
-        for (int i = 0; i < histograms.length; i++) {
-            histograms[i] = new Histogram(3);
+        for (Histogram[] pipeline : histograms) {
+            for (int i = 0; i < pipeline.length; i++) {
+                pipeline[i] = new Histogram(3);
+            }
         }
     }
 
@@ -58,10 +64,10 @@ final class Stages {
     }
 
     /**
-     * Splits a message's latency into the stages (when {@code measured}, else only forgets its
-     * times); a stage with a missing time is skipped.
+     * Splits a message's latency into the stages of {@code pipeline} (when {@code measured}, else
+     * only forgets its times); a stage with a missing time is skipped.
      */
-    static void arrived(String key, boolean measured, long sendCommitNanos, long receiveCommitNanos) {
+    static void arrived(int pipeline, String key, boolean measured, long sendCommitNanos, long receiveCommitNanos) {
         long[] at = {sendCommitNanos, time(published, key), time(acked, key), time(polled, key), time(handling, key), receiveCommitNanos};
         if (!measured) {
             return;
@@ -69,15 +75,15 @@ final class Stages {
         synchronized (Stages.class) {
             for (int i = 0; i < NAMES.length; i++) {
                 if (at[i] != 0 && at[i + 1] != 0) {
-                    histograms[i].recordValue(Math.max(0, (at[i + 1] - at[i]) / 1000));
+                    histograms[pipeline][i].recordValue(Math.max(0, (at[i + 1] - at[i]) / 1000));
                 }
             }
         }
     }
 
-    /** A copy of stage {@code i}'s histogram (microseconds). */
-    static synchronized Histogram histogram(int i) {
-        return histograms[i].copy();
+    /** A copy of the histogram of {@code pipeline}'s stage {@code i} (microseconds). */
+    static synchronized Histogram histogram(int pipeline, int i) {
+        return histograms[pipeline][i].copy();
     }
 
     private static long time(Map<String, Long> times, String key) {

@@ -73,13 +73,21 @@ class BenchSmokeIT {
                 "handler_to_commit"}) {
             assertThat(bench.at("/figures/stage_" + stage + "_p99_ms").isNumber()).as(stage).isTrue();
         }
+        // the bare pipeline starts at its send call: every stage but the relay's
+        for (String stage : new String[] {"relay_to_ack", "ack_to_poll", "poll_to_handler", "handler_to_commit"}) {
+            assertThat(bench.at("/figures/bare_stage_" + stage + "_p99_ms").isNumber()).as("bare " + stage).isTrue();
+        }
+        assertThat(bench.at("/figures/cpu_db_relay_ms_per_msg").asDouble()).isPositive();
+        assertThat(bench.at("/figures/bare_cpu_ms_per_msg").asDouble()).isPositive();
     }
 
     @Test
     void e2eLatency_batchedReceiversMeasureEveryMessage() throws Exception {
         JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--consumer-batch", "20",
-                "--kafka", kafka);
+                "--trace-sql", "--kafka", kafka);
         assertThat(bench.at("/parameters/consumer-batch").asInt()).isEqualTo(20);
+        assertThat(bench.at("/figures/relay_sql").size()).isPositive();
+        assertThat(bench.at("/figures/receiver_sql").size()).isPositive();
         assertThat(bench.at("/figures/measured").asLong()).isEqualTo(400);
         assertThat(bench.at("/figures/stage_handler_to_commit_p99_ms").isNumber()).isTrue();
         assertThat(bench.at("/figures/lost").asLong()).isZero();

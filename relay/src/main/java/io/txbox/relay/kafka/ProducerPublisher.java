@@ -43,17 +43,25 @@ final class ProducerPublisher {
     private final Set<String> topics = ConcurrentHashMap.newKeySet();
     /** Strict fencing: the per-lane transactional producers, or null for the plain idempotent producer. */
     private final @Nullable LaneTransactions lanes;
+    /**
+     * Whether records may wait in the producer ({@code linger.ms} above 0, or unknown): only then
+     * does the end of a batch need {@code flush()}, which also waits for the records other
+     * workers sent meanwhile.
+     */
+    private final boolean lingers;
 
-    private ProducerPublisher(Producer<byte[], byte[]> producer, boolean ownsProducer, String name, @Nullable LaneTransactions lanes) {
+    ProducerPublisher(Producer<byte[], byte[]> producer, boolean ownsProducer, String name, @Nullable LaneTransactions lanes,
+            boolean lingers) {
         this.producer = producer;
         this.ownsProducer = ownsProducer;
         this.name = name;
         this.lanes = lanes;
+        this.lingers = lingers;
     }
 
     /** Around a producer the caller owns. */
     static ProducerPublisher external(Producer<byte[], byte[]> producer) {
-        return new ProducerPublisher(producer, false, "external", null);
+        return new ProducerPublisher(producer, false, "external", null, true);
     }
 
     /** Creates the producer (and the lane producers' factory for strict fencing) from a complete config. */
@@ -62,10 +70,19 @@ final class ProducerPublisher {
             String name = String.valueOf(config.get(ProducerConfig.CLIENT_ID_CONFIG));
             LaneTransactions lanes = transactionalIdPrefix == null ? null
                     : new LaneTransactions(transactionalIdPrefix, config, LaneTransactions::kafkaProducer);
-            return new ProducerPublisher(new KafkaProducer<>(config), true, name, lanes);
+            return new ProducerPublisher(new KafkaProducer<>(config), true, name, lanes, lingers(config));
         } catch (KafkaException e) {
             throw new ConfigException("Kafka producer config rejected: " + e.getMessage()
                     + (e.getCause() != null ? " (" + e.getCause().getMessage() + ")" : ""));
+        }
+    }
+
+    /** Whether {@code config} lets records wait for {@code linger.ms}; a value Kafka will reject counts as yes. */
+    static boolean lingers(Map<String, Object> config) {
+        try {
+            return Long.parseLong(String.valueOf(config.get(ProducerConfig.LINGER_MS_CONFIG)).trim()) != 0;
+        } catch (NumberFormatException e) {
+            return true;
         }
     }
 
@@ -107,7 +124,7 @@ final class ProducerPublisher {
     void endOfBatch() {
         if (lanes != null) {
             lanes.endOfBatch();
-        } else {
+        } else if (lingers) {
             producer.flush();
         }
     }
