@@ -251,6 +251,9 @@ final class AtomicMode {
                             if (result != null) {
                                 store.storeResult(c, s, result);
                             }
+                            if (c.getAutoCommit()) {
+                                break; // the handler turned auto-commit on: process meets what that left
+                            }
                             open = new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null);
                             if (!more.test(open)) {
                                 break;
@@ -268,6 +271,8 @@ final class AtomicMode {
                     open = null;
                     c.commit();
                     outcomes.add(core.report(last));
+                } else {
+                    c.rollback(); // what a failed round trip left open, if anything
                 }
                 clean = true;
             } finally {

@@ -197,8 +197,10 @@ public final class DeliveryProcessor {
         Args.notNull(deliveries, "deliveries");
         Args.notNull(proceed, "proceed");
         List<Decision> decisions = new ArrayList<>(deliveries.size());
+        Reporter reporter = new Reporter();
         boolean[] stopped = {false};
         Predicate<Outcome> more = o -> {
+            reporter.asked(o);
             if (o.status() != Outcome.Status.PROCESSED && o.status() != Outcome.Status.DUPLICATE) {
                 return false;
             }
@@ -220,7 +222,12 @@ public final class DeliveryProcessor {
                 keys.add(key);
                 messages.add(message(deliveries.get(j), key));
             }
-            List<Outcome> outcomes = messages.size() < 2 ? List.of() : chained(messages, more);
+            List<Outcome> outcomes = List.of();
+            if (messages.size() > 1) {
+                reporter.start();
+                outcomes = inbox().processChained(database(), messages, handler(), more);
+                reporter.returned(outcomes);
+            }
             for (int k = 0; k < outcomes.size(); k++, i++) {
                 Decision decision = decide(deliveries.get(i), keys.get(k), outcomes.get(k));
                 decisions.add(decision);
@@ -241,18 +248,48 @@ public final class DeliveryProcessor {
         return decisions;
     }
 
-    /** The inbox's chain over {@code messages}; reports each outcome to the listener. */
-    private List<Outcome> chained(List<InboundMessage> messages, Predicate<Outcome> more) {
-        Instant start = clock.instant();
-        List<Outcome> outcomes = inbox().processChained(database(), messages, handler(), more);
-        if (!outcomes.isEmpty()) {
-            consecutiveErrors.set(0);
-            Duration each = Duration.between(start, clock.instant()).dividedBy(outcomes.size());
-            for (Outcome outcome : outcomes) {
-                listener.onOutcome(consumer(), outcome.status(), each);
+    /**
+     * Tells the listener each outcome of a chain as soon as it is known to be committed: when
+     * the chain asks about the next message (the round trip that carried the commit came back),
+     * or when it returns.
+     */
+    private final class Reporter {
+        private @Nullable Outcome uncommitted;
+        private int reported;
+        private Instant since = clock.instant();
+
+        void start() {
+            uncommitted = null;
+            reported = 0;
+            since = clock.instant();
+        }
+
+        /** The chain asks about {@code o}: everything before it is committed, and {@code o} too unless PROCESSED. */
+        void asked(Outcome o) {
+            if (uncommitted != null) {
+                report(uncommitted);
+                uncommitted = null;
+            }
+            if (o.status() == Outcome.Status.PROCESSED) {
+                uncommitted = o;
+            } else {
+                report(o);
             }
         }
-        return outcomes;
+
+        void returned(List<Outcome> outcomes) {
+            for (int k = reported; k < outcomes.size(); k++) {
+                report(outcomes.get(k));
+            }
+        }
+
+        private void report(Outcome o) {
+            consecutiveErrors.set(0);
+            Instant now = clock.instant();
+            listener.onOutcome(consumer(), o.status(), Duration.between(since, now));
+            since = now;
+            reported++;
+        }
     }
 
     /**
