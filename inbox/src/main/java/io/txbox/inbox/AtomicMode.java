@@ -224,10 +224,6 @@ final class AtomicMode {
                         settled = core.report(outcomeOf(receipt));
                         outcomes.add(settled);
                         c.rollback();
-                        if (!more.test(settled)) {
-                            break;
-                        }
-                        continue;
                     } else {
                         Exception failure = null;
                         byte[] result = null;
@@ -236,13 +232,7 @@ final class AtomicMode {
                         } catch (Exception e) {
                             failure = e;
                         }
-                        if (failure != null) {
-                            c.rollback();
-                            if (isConflict(failure)) {
-                                break; // process retries the transaction
-                            }
-                            settled = recordFailure(c, s, fp, failure);
-                        } else {
+                        if (failure == null) {
                             try {
                                 core.checkResult(s, result);
                             } catch (InvalidInputException e) {
@@ -260,8 +250,13 @@ final class AtomicMode {
                             }
                             continue;
                         }
+                        c.rollback();
+                        if (isConflict(failure)) {
+                            break; // process retries the transaction
+                        }
+                        settled = recordFailure(c, s, fp, failure);
+                        outcomes.add(settled);
                     }
-                    outcomes.add(settled);
                     if (!more.test(settled)) {
                         break;
                     }
