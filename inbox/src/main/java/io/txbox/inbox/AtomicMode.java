@@ -1,5 +1,6 @@
 package io.txbox.inbox;
 
+import io.txbox.InvalidInputException;
 import io.txbox.RetryableException;
 import io.txbox.TxboxException;
 import io.txbox.internal.Args;
@@ -8,7 +9,11 @@ import io.txbox.internal.SqlErrors;
 import io.txbox.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Atomic mode: the entry is written in the business transaction ({@code receive},
@@ -165,42 +170,166 @@ final class AtomicMode {
         return recordFailure(ds, message, handlerError);
     }
 
+    /**
+     * {@link #process} for each message in order, one transaction each, on one connection; each
+     * transaction's commit goes with the next message's receive ({@link InboxStore#commitAndReceive}).
+     * A message's outcome is reported once its commit is known to have gone through. Stops after
+     * an outcome {@code more} refuses (asked for a PROCESSED one before its commit, which then
+     * runs alone), and before a message it leaves to {@link #process}: one whose transaction
+     * failed or whose commit is unknown, one the inbox refuses, or one whose handler hit a
+     * conflict.
+     */
+    List<Outcome> processChained(DataSource ds, List<InboundMessage> messages, Handler handler,
+            Predicate<Outcome> more) {
+        Args.notNull(ds, "ds");
+        Args.notNull(messages, "messages");
+        Args.notNull(handler, "handler");
+        Args.notNull(more, "more");
+        List<Outcome> outcomes = new ArrayList<>(messages.size());
+        try (Connection c = ds.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            // A PROCESSED outcome whose transaction is still open: the next round trip commits it.
+            Outcome open = null;
+            boolean clean = false;
+            try {
+                if (autoCommit) {
+                    c.setAutoCommit(false);
+                }
+                for (InboundMessage message : messages) {
+                    Scope s;
+                    try {
+                        s = core.check(message);
+                    } catch (InvalidInputException e) {
+                        break;
+                    }
+                    byte[] fp = core.fingerprintOf(message);
+                    Receipt receipt;
+                    try {
+                        receipt = open == null ? store.receive(c, s, fp, receipts(s))
+                                : store.commitAndReceive(c, s, fp, receipts(s));
+                    } catch (InboxStore.AfterCommit e) {
+                        outcomes.add(core.report(open));
+                        open = null;
+                        break;
+                    } catch (SQLException | RuntimeException e) {
+                        open = null; // its commit is unknown: process runs it again, the inbox dedups
+                        break;
+                    }
+                    if (open != null) {
+                        outcomes.add(core.report(open));
+                        open = null;
+                    }
+                    Outcome settled;
+                    if (!receipt.isFirst()) {
+                        settled = core.report(outcomeOf(receipt));
+                        outcomes.add(settled);
+                        c.rollback();
+                    } else {
+                        Exception failure = null;
+                        byte[] result = null;
+                        try {
+                            result = handler.handle(c, message);
+                        } catch (Exception e) {
+                            failure = e;
+                        }
+                        if (failure == null) {
+                            try {
+                                core.checkResult(s, result);
+                            } catch (InvalidInputException e) {
+                                break; // process refuses it again, after rolling back
+                            }
+                            if (result != null) {
+                                store.storeResult(c, s, result);
+                            }
+                            if (c.getAutoCommit()) {
+                                break; // the handler turned auto-commit on: process meets what that left
+                            }
+                            open = new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null);
+                            if (!more.test(open)) {
+                                break;
+                            }
+                            continue;
+                        }
+                        c.rollback();
+                        if (isConflict(failure)) {
+                            break; // process retries the transaction
+                        }
+                        settled = recordFailure(c, s, fp, failure);
+                        outcomes.add(settled);
+                    }
+                    if (!more.test(settled)) {
+                        break;
+                    }
+                }
+                if (open != null) {
+                    Outcome last = open;
+                    open = null;
+                    c.commit();
+                    outcomes.add(core.report(last));
+                } else {
+                    c.rollback(); // what a failed round trip left open, if anything
+                }
+                clean = true;
+            } finally {
+                if (!clean) {
+                    InboxCore.rollbackQuietly(c);
+                }
+                if (autoCommit) {
+                    InboxCore.restoreAutoCommit(c);
+                }
+            }
+        } catch (SQLException | RuntimeException e) {
+            // The rest is left to process, which meets the failure again and reports it.
+        }
+        return outcomes;
+    }
+
     Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error) {
         Args.notNull(ds, "ds");
         Args.notNull(error, "error");
         Scope s = core.check(message);
         byte[] fp = core.fingerprintOf(message);
         String reason = ErrorTexts.describe(error);
-        Outcome outcome = InboxCore.inOwnTransaction(ds, core.what("record failure", s),
-                c -> store.recordFailure(c, s, fp, reason, new InboxStore.Answers<>() {
-                    @Override
-                    public Outcome written(InboxStore.Written w) {
-                        core.logFailure(s, w.dead(), w.attempts(), w.failures(), reason);
-                        return new Outcome(w.dead() ? Outcome.Status.DEAD : Outcome.Status.FAILED, null,
-                                w.attempts(), reason, error);
-                    }
+        return InboxCore.inOwnTransaction(ds, core.what("record failure", s), c -> recordFailure(c, s, fp, error, reason));
+    }
 
-                    @Override
-                    public Outcome keyReused(InboxStore.Entry e) {
-                        return new Outcome(Outcome.Status.KEY_REUSED, null, e.attempts(),
-                                new KeyReuseException(core.consumer, s.key(), s.tenant()).getMessage(), error);
-                    }
+    /** Counts a handler failure in a transaction of its own on {@code c}, which has none open. */
+    private Outcome recordFailure(Connection c, Scope s, byte @Nullable [] fp, Throwable error) {
+        String reason = ErrorTexts.describe(error);
+        return InboxCore.inOwnTransaction(c, core.what("record failure", s), tx -> recordFailure(tx, s, fp, error, reason));
+    }
 
-                    @Override
-                    public Outcome completed(InboxStore.Entry e) {
-                        return new Outcome(Outcome.Status.DUPLICATE, e.result(), e.attempts(), null, null);
-                    }
+    private Outcome recordFailure(Connection c, Scope s, byte @Nullable [] fp, Throwable error, String reason)
+            throws SQLException {
+        Outcome outcome = store.recordFailure(c, s, fp, reason, new InboxStore.Answers<>() {
+            @Override
+            public Outcome written(InboxStore.Written w) {
+                core.logFailure(s, w.dead(), w.attempts(), w.failures(), reason);
+                return new Outcome(w.dead() ? Outcome.Status.DEAD : Outcome.Status.FAILED, null,
+                        w.attempts(), reason, error);
+            }
 
-                    @Override
-                    public Outcome dead(InboxStore.Entry e) {
-                        return new Outcome(Outcome.Status.DEAD, null, e.attempts(), e.lastError(), error);
-                    }
+            @Override
+            public Outcome keyReused(InboxStore.Entry e) {
+                return new Outcome(Outcome.Status.KEY_REUSED, null, e.attempts(),
+                        new KeyReuseException(core.consumer, s.key(), s.tenant()).getMessage(), error);
+            }
 
-                    @Override
-                    public Outcome inFlight(InboxStore.Entry e) {
-                        return new Outcome(Outcome.Status.IN_FLIGHT, null, e.attempts(), null, error);
-                    }
-                }));
+            @Override
+            public Outcome completed(InboxStore.Entry e) {
+                return new Outcome(Outcome.Status.DUPLICATE, e.result(), e.attempts(), null, null);
+            }
+
+            @Override
+            public Outcome dead(InboxStore.Entry e) {
+                return new Outcome(Outcome.Status.DEAD, null, e.attempts(), e.lastError(), error);
+            }
+
+            @Override
+            public Outcome inFlight(InboxStore.Entry e) {
+                return new Outcome(Outcome.Status.IN_FLIGHT, null, e.attempts(), null, error);
+            }
+        });
         return core.report(outcome);
     }
 

@@ -28,6 +28,12 @@ final class DialectInboxStore implements InboxStore {
     }
 
     @Override
+    public <T> T commitAndReceive(Connection tx, Scope s, byte @Nullable [] fp, Answers<T> answers)
+            throws SQLException {
+        return store.on(tx).commitAndReceive(tx, s, fp, answers);
+    }
+
+    @Override
     public int storeResult(Connection tx, Scope s, byte[] result) throws SQLException {
         return store.on(tx).storeResult(tx, s, result);
     }

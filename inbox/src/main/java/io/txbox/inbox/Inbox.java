@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -154,6 +155,29 @@ public interface Inbox {
      *     counted, so the next delivery runs the handler again
      */
     Outcome process(DataSource ds, InboundMessage message, Handler handler);
+
+    /**
+     * {@link #process} for several messages in order, each in a transaction of its own (its own
+     * outcome, handler run, retries and failure count), on one connection from {@code ds} held
+     * for the call. On PostgreSQL each transaction's {@code COMMIT} travels in one round trip with
+     * the next message's inbox insert ({@code COMMIT; BEGIN; INSERT ...}), one round trip fewer
+     * per message; the last commits alone. The connection goes back with no transaction open and
+     * its auto-commit as it was.
+     *
+     * <p>Returns the outcomes of a prefix of {@code messages}, in order; an outcome is returned
+     * only once its transaction's commit went through. {@code more} is asked after each message,
+     * before the next one runs (for PROCESSED, before its commit): {@code false} stops the chain
+     * there. The chain also stops, without an outcome, at a message it leaves for the caller to
+     * run through {@link #process}: one whose commit failed or is unknown (a lost connection),
+     * one whose transaction failed or whose handler hit a serialization failure or deadlock, or
+     * one the inbox refuses. Such a message was not committed, or is a duplicate when it runs again.
+     *
+     * <p>The default runs nothing and returns an empty list.
+     */
+    default List<Outcome> processChained(DataSource ds, List<InboundMessage> messages, Handler handler,
+            Predicate<Outcome> more) {
+        return List.of();
+    }
 
     /**
      * Counts a failed attempt at {@code message} and records {@code error}, in a transaction of

@@ -109,6 +109,15 @@ final class InboxCore {
     /** Runs {@code work} on a connection of its own and commits it, whatever mode the pool hands out. */
     static <T> T inOwnTransaction(DataSource ds, String what, SqlWork<T> work) {
         try (Connection c = ds.getConnection()) {
+            return inOwnTransaction(c, what, work);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(what, e);
+        }
+    }
+
+    /** As {@link #inOwnTransaction(DataSource, String, SqlWork)}, on a connection with no transaction open. */
+    static <T> T inOwnTransaction(Connection c, String what, SqlWork<T> work) {
+        try {
             if (c.getAutoCommit()) {
                 return work.run(c);
             }

@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -50,6 +51,12 @@ final class InboxImpl implements Inbox {
     @Override
     public Outcome process(DataSource ds, InboundMessage message, Handler handler) {
         return atomic.process(ds, message, handler);
+    }
+
+    @Override
+    public List<Outcome> processChained(DataSource ds, List<InboundMessage> messages, Handler handler,
+            Predicate<Outcome> more) {
+        return atomic.processChained(ds, messages, handler, more);
     }
 
     @Override

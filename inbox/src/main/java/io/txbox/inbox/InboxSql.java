@@ -37,6 +37,8 @@ final class InboxSql {
     private static final TxboxInbox T = TXBOX_INBOX;
 
     final Stmt receive;
+    /** The previous transaction's COMMIT, then receive in a new one: one round trip, receive's parameters. */
+    final Stmt commitAndReceive;
     final Stmt storeResult;
     final Stmt read;
     final Stmt recordFailure;
@@ -93,6 +95,9 @@ final class InboxSql {
                 .where(retryable.and(sameFingerprint))
                 .returning(T.ATTEMPTS),
                 "consumer", "key", "fingerprint");
+        // pgjdbc sends the three statements with one Sync and binds the markers in order across
+        // them; after an error the server skips the rest, so a failed COMMIT never begins anything.
+        commitAndReceive = new Stmt("COMMIT; BEGIN; " + receive.sql(), receive.params());
 
         // Only the transaction whose receive reported FIRST may store: never a later one, nor
         // one whose receive said DUPLICATE (which leaves received_txid alone).

@@ -106,6 +106,32 @@ interface InboxStore {
      */
     <T> T receive(Connection tx, Scope s, byte @Nullable [] fp, Answers<T> answers) throws SQLException;
 
+    /**
+     * Commits {@code tx}'s transaction, then runs {@link #receive} in the next one: by default in
+     * two round trips; a store whose database takes both in one overrides this. A failure known
+     * to have come after the commit throws {@link AfterCommit} around its cause; any other
+     * failure leaves the commit unknown, so the caller must take it as not committed.
+     */
+    default <T> T commitAndReceive(Connection tx, Scope s, byte @Nullable [] fp, Answers<T> answers)
+            throws SQLException {
+        tx.commit();
+        try {
+            return receive(tx, s, fp, answers);
+        } catch (SQLException | RuntimeException e) {
+            throw new AfterCommit(e);
+        }
+    }
+
+    /** {@link #commitAndReceive} failed after its commit went through; the cause says how. */
+    final class AfterCommit extends SQLException {
+        private static final long serialVersionUID = 1L;
+
+        AfterCommit(Exception cause) {
+            super("committed, then the receive failed: " + cause, cause instanceof SQLException e ? e.getSQLState()
+                    : null, cause);
+        }
+    }
+
     /** Stores {@code result} for an entry this transaction's receive reported FIRST; the rows changed (0 or 1). */
     int storeResult(Connection tx, Scope s, byte[] result) throws SQLException;
 

@@ -1,11 +1,13 @@
 package io.txbox.inbox;
 
 import io.txbox.TxboxTables;
+import io.txbox.inbox.InboxSql.Stmt;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -28,15 +30,65 @@ final class PostgresInboxStore extends JdbcInboxStore {
 
     @Override
     public <T> T receive(Connection tx, Scope s, byte @Nullable [] fp, Answers<T> answers) throws SQLException {
-        return InboxStore.classify(s, fp, () -> {
-            try (PreparedStatement ps = tx.prepareStatement(sql.receive.sql())) {
-                bindKey(ps, 1, s);
-                ps.setBytes(3, fp);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? new Written(COMPLETED, rs.getInt(1), 0, null, null) : null;
+        return InboxStore.classify(s, fp, () -> write(tx, sql.receive, s, fp), () -> read(tx, s), answers, what(s));
+    }
+
+    /**
+     * One round trip: {@code COMMIT; BEGIN;} and receive's insert. Only the first write of
+     * {@link InboxStore#classify} carries the commit; a retry after a racing change runs in the
+     * transaction the first one began.
+     */
+    @Override
+    public <T> T commitAndReceive(Connection tx, Scope s, byte @Nullable [] fp, Answers<T> answers)
+            throws SQLException {
+        boolean[] committed = {false};
+        try {
+            return InboxStore.classify(s, fp, () -> {
+                if (committed[0]) {
+                    return write(tx, sql.receive, s, fp);
                 }
+                Written w = write(tx, sql.commitAndReceive, s, fp);
+                committed[0] = true;
+                return w;
+            }, () -> read(tx, s), answers, what(s));
+        } catch (SQLException | RuntimeException e) {
+            if (committed[0] || inAbortedTransaction(tx)) {
+                throw new AfterCommit(e);
             }
-        }, () -> read(tx, s), answers, what(s));
+            throw e;
+        }
+    }
+
+    /** Receive's insert (after a commit, for {@code commitAndReceive}); what it wrote, or null. */
+    private static @Nullable Written write(Connection tx, Stmt stmt, Scope s, byte @Nullable [] fp)
+            throws SQLException {
+        try (PreparedStatement ps = tx.prepareStatement(stmt.sql())) {
+            bindKey(ps, 1, s);
+            ps.setBytes(3, fp);
+            // The insert's rows are the last result; COMMIT and BEGIN come first, without any.
+            boolean rows = ps.execute();
+            while (!rows && ps.getUpdateCount() != -1) {
+                rows = ps.getMoreResults();
+            }
+            try (ResultSet rs = ps.getResultSet()) {
+                return rs != null && rs.next() ? new Written(COMPLETED, rs.getInt(1), 0, null, null) : null;
+            }
+        }
+    }
+
+    /**
+     * Whether a failed {@code COMMIT; BEGIN; INSERT} failed after its commit: then the BEGIN left
+     * a transaction the error aborted, which refuses every statement (SQL state 25P02). A failed
+     * COMMIT leaves none, as the server skips the rest of the round trip; a lost connection
+     * answers with another state, so its commit stays unknown.
+     */
+    private static boolean inAbortedTransaction(Connection tx) {
+        try (Statement st = tx.createStatement()) {
+            st.execute("SELECT 1");
+            return false;
+        } catch (SQLException e) {
+            return "25P02".equals(e.getSQLState());
+        }
     }
 
     @Override

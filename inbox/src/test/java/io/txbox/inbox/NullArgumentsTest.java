@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -48,6 +49,7 @@ class NullArgumentsTest {
         samples.put(Fingerprint.class, Fingerprint.sha256());
         samples.put(InboxListener.class, InboxListener.NONE);
         samples.put(Function.class, Function.identity());
+        samples.put(Predicate.class, (Predicate<Object>) o -> true);
         samples.put(Receipt.Status.class, Receipt.Status.FIRST);
         samples.put(Outcome.Status.class, Outcome.Status.PROCESSED);
         samples.put(Claim.Status.class, Claim.Status.ACQUIRED);

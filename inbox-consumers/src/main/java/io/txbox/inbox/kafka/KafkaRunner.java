@@ -172,21 +172,21 @@ final class KafkaRunner implements KafkaInboxConsumer {
                     continue; // paused while this batch was fetched; the seek brings the records back
                 }
                 List<ConsumerRecord<byte[], byte[]>> list = records.records(tp);
+                // Chained, one call runs the partition's records up to a retry, a dead letter or a stop.
+                boolean chained = processor.chains();
                 for (int from = 0; from < list.size(); ) {
                     if (stopping || abandoned) {
                         break partitions; // the rest stays uncommitted and is redelivered
                     }
-                    takePartInRebalance(consumer);
-                    if (revokedInBatch.contains(tp)) {
+                    if (!stillOurs(consumer, tp)) {
                         break; // no longer ours: the new owner starts at the committed offset
                     }
-                    List<ConsumerRecord<byte[], byte[]>> batch =
-                            list.subList(from, Math.min(list.size(), from + processor.batchSize()));
-                    int done = handle(consumer, producer, tp, batch);
-                    if (done < batch.size()) {
-                        break;
+                    List<ConsumerRecord<byte[], byte[]>> batch = list.subList(from,
+                            chained ? list.size() : Math.min(list.size(), from + processor.batchSize()));
+                    from += handle(consumer, producer, tp, batch, chained);
+                    if (pausedUntil.containsKey(tp)) {
+                        break; // a retry is due later; the seek brings the rest back
                     }
-                    from += done;
                 }
             }
             if (!abandoned) {
@@ -196,22 +196,33 @@ final class KafkaRunner implements KafkaInboxConsumer {
     }
 
     /**
-     * Runs a batch of one partition's records (one record unless batching); returns how many
-     * are done, fewer than the batch when the partition was paused for a retry.
+     * Runs a batch of one partition's records (one record unless batching or chained); returns
+     * how many are done: fewer than the batch when the partition was paused for a retry, was
+     * revoked, or the chain stopped early.
      */
     private int handle(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
-            TopicPartition tp, List<ConsumerRecord<byte[], byte[]>> batch) {
+            TopicPartition tp, List<ConsumerRecord<byte[], byte[]>> batch, boolean chained) {
         List<Delivery> deliveries = new ArrayList<>(batch.size());
         for (ConsumerRecord<byte[], byte[]> record : batch) {
             deliveries.add(toDelivery(record));
         }
-        List<Decision> decisions = processor.processBatch(deliveries);
+        List<Decision> decisions = chained
+                ? processor.processChained(deliveries, () -> !stopping && !abandoned && stillOurs(consumer, tp))
+                : processor.processBatch(deliveries);
         for (int i = 0; i < decisions.size(); i++) {
-            if (!apply(consumer, producer, tp, batch.get(i), deliveries.get(i), decisions.get(i))) {
+            // A chain may have seen the partition revoked: its new owner redelivers, the inbox dedups.
+            if (revokedInBatch.contains(tp)
+                    || !apply(consumer, producer, tp, batch.get(i), deliveries.get(i), decisions.get(i))) {
                 return i;
             }
         }
         return decisions.size();
+    }
+
+    /** Lets a pending rebalance go ahead; whether {@code tp} is still this consumer's. */
+    private boolean stillOurs(KafkaConsumer<byte[], byte[]> consumer, TopicPartition tp) {
+        takePartInRebalance(consumer);
+        return !revokedInBatch.contains(tp);
     }
 
     /** Carries out one record's decision; {@code false} when its partition was paused for a retry. */

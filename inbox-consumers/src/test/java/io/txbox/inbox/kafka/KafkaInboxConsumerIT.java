@@ -437,4 +437,101 @@ class KafkaInboxConsumerIT {
         assertThat(listener.retries).hasSize(1);
         assertThat(listener.count(Outcome.Status.PROCESSED)).isEqualTo(11);
     }
+
+    /**
+     * One partition, one poll, one transaction per record, each COMMIT sent with the next
+     * record's inbox insert: a duplicate in the middle is skipped, a record whose handler fails
+     * once is retried, a poison record is dead-lettered, and a record whose COMMIT a deferred
+     * trigger refuses twice (in the chained round trip, then alone) is not acked until a later
+     * delivery commits it. Every business row exactly once; every offset committed.
+     */
+    @Test
+    void kafka_chainedCommits_duplicateFailuresAndARefusedCommit_eachRecordOnceAndAllOffsetsCommitted()
+            throws Exception {
+        String topic = KAFKA.uniqueTopic("chain");
+        KAFKA.createTopic(topic, 1);
+        KAFKA.createTopic(topic + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX, 1);
+        String name = "kafka-chain";
+        String schema = PG.schema();
+        try (java.sql.Connection c = PG.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute("create sequence " + schema + ".chain_commit_refusals");
+            st.execute("create function " + schema + ".chain_refuse_commit() returns trigger language plpgsql as $$"
+                    + " begin if new.consumer = '" + name + "' and new.message_key = 'commit-refused'"
+                    + " and nextval('" + schema + ".chain_commit_refusals') <= 2 then"
+                    + " raise exception 'refused at commit' using errcode = '23514'; end if; return null; end $$");
+            st.execute("create constraint trigger chain_refuse_commit after insert on " + schema + ".effects"
+                    + " deferrable initially deferred for each row execute function " + schema
+                    + ".chain_refuse_commit()");
+        }
+        AtomicBoolean failOnce = new AtomicBoolean(true);
+        Handler handler = (tx, m) -> {
+            if (m.key().equals("poison") || (m.key().equals("flaky") && failOnce.getAndSet(false))) {
+                throw new IllegalStateException("cannot handle " + m.key());
+            }
+            return effects.recorder(name).handle(tx, m);
+        };
+        CountingListener listener = new CountingListener();
+        CommitCounting ds = new CommitCounting(PG.dataSource());
+        List<String> keys = List.of("ok-0", "ok-1", "ok-0", "ok-2", "flaky", "ok-3", "commit-refused", "ok-4",
+                "poison", "ok-5");
+        for (String key : keys) {
+            send(topic, 0, key, "x", Map.of());
+        }
+        start(KafkaInboxConsumer.builder(inbox(name), ds.proxy, handler)
+                .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).backoff(FAST_INITIAL, FAST_MAX)
+                .pollTimeout(Duration.ofMillis(100)).listener(listener).build());
+
+        List<ConsumerRecord<byte[], byte[]>> dead = readAll(topic + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX, 1);
+        await().atMost(WAIT).until(() -> effects.total(name) == 8);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers()))) {
+            await().atMost(WAIT).until(() -> {
+                OffsetAndMetadata at = admin.listConsumerGroupOffsets(name).partitionsToOffsetAndMetadata()
+                        .get(30, TimeUnit.SECONDS).get(tp);
+                return at != null && at.offset() == keys.size();
+            });
+        }
+
+        assertThat(dead).hasSize(1);
+        assertThat(headers(dead.get(0))).containsEntry("idempotency-key", "poison");
+        assertThat(effects.countsByKey(name)).hasSize(8).allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1))
+                .doesNotContainKey("poison");
+        assertThat(listener.count(Outcome.Status.DUPLICATE)).isEqualTo(1);
+        // flaky once, the refused commit once (its second try, alone), poison twice before DEAD
+        assertThat(listener.retries).hasSize(4);
+        assertThat(ds.chained.get()).as("statements carrying a COMMIT").isPositive();
+    }
+
+    /** A data source whose connections count the statements that carry a COMMIT ahead of the receive. */
+    private static final class CommitCounting {
+        final java.util.concurrent.atomic.AtomicInteger chained = new java.util.concurrent.atomic.AtomicInteger();
+        final javax.sql.DataSource proxy;
+
+        CommitCounting(javax.sql.DataSource ds) {
+            proxy = proxy(javax.sql.DataSource.class, ds, (m, args, result) -> m.getName().equals("getConnection")
+                    ? proxy(java.sql.Connection.class, result, (cm, cargs, cresult) -> {
+                        if (cm.getName().equals("prepareStatement") && String.valueOf(cargs[0]).startsWith("COMMIT;")) {
+                            chained.incrementAndGet();
+                        }
+                        return cresult;
+                    })
+                    : result);
+        }
+
+        interface After {
+            Object apply(java.lang.reflect.Method m, Object[] args, Object result);
+        }
+
+        @SuppressWarnings("unchecked")
+        static <T> T proxy(Class<T> type, Object target, After after) {
+            return (T) java.lang.reflect.Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+                    (p, m, args) -> {
+                        try {
+                            return after.apply(m, args, m.invoke(target, args));
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+        }
+    }
 }

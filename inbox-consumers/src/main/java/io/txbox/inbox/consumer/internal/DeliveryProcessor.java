@@ -13,6 +13,7 @@ import io.txbox.inbox.consumer.TwoPhaseHandler;
 import io.txbox.internal.Args;
 import io.txbox.internal.Backoff;
 import io.txbox.internal.Connections;
+import io.txbox.internal.Dialect;
 import io.txbox.internal.KeyLogs;
 import io.txbox.internal.KeyRules;
 import java.time.Clock;
@@ -27,6 +28,8 @@ import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.TwoPhaseStore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -75,6 +78,8 @@ public final class DeliveryProcessor {
     private final KeyLogs keyLogs;
     private final AtomicInteger consecutiveErrors = new AtomicInteger();
     private final AtomicInteger deadLetterFailures = new AtomicInteger();
+    // Whether the database chains commits; null until a connection said which database it is.
+    private volatile @Nullable Boolean chains;
 
     DeliveryProcessor(ConsumerOptions b) {
         this.consumer = b.consumer();
@@ -156,6 +161,135 @@ public final class DeliveryProcessor {
             }
         }
         return decisions;
+    }
+
+    /**
+     * Whether {@link #processChained} sends each delivery's commit with the next one's inbox
+     * insert: atomic mode, one delivery per transaction, on PostgreSQL.
+     */
+    public boolean chains() {
+        Boolean known = chains;
+        if (known == null) {
+            if (store != null || batchSize > 1) {
+                known = false;
+            } else {
+                try {
+                    known = Dialect.of(database()) == Dialect.POSTGRESQL;
+                } catch (RuntimeException e) {
+                    return false; // the database is unreachable: ask again next time
+                }
+            }
+            chains = known;
+        }
+        return known;
+    }
+
+    /**
+     * Runs deliveries in order, one transaction each like {@link #process}, each commit sent
+     * with the next delivery's inbox insert ({@link Inbox#processChained}) where {@link #chains}.
+     * Returns the decisions for a prefix of {@code deliveries}, in order, each taken once its
+     * commit went through. It stops after the first decision other than an ack (the adapter
+     * carries out a retry or a dead letter before anything later runs), and before a delivery
+     * when {@code proceed}, asked between two deliveries, says no. Never throws for a handler
+     * or database failure.
+     */
+    public List<Decision> processChained(List<Delivery> deliveries, BooleanSupplier proceed) {
+        Args.notNull(deliveries, "deliveries");
+        Args.notNull(proceed, "proceed");
+        List<Decision> decisions = new ArrayList<>(deliveries.size());
+        Reporter reporter = new Reporter();
+        boolean[] stopped = {false};
+        Predicate<Outcome> more = o -> {
+            reporter.asked(o);
+            if (o.status() != Outcome.Status.PROCESSED && o.status() != Outcome.Status.DUPLICATE) {
+                return false;
+            }
+            stopped[0] = !proceed.getAsBoolean();
+            return !stopped[0];
+        };
+        int i = 0;
+        while (i < deliveries.size() && !stopped[0]) {
+            if (i > 0 && !proceed.getAsBoolean()) {
+                break;
+            }
+            List<String> keys = new ArrayList<>();
+            List<InboundMessage> messages = new ArrayList<>();
+            for (int j = i; j < deliveries.size(); j++) {
+                String key = resolveKey(Args.notNull(deliveries.get(j), "deliveries[" + j + "]"));
+                if (key == null) {
+                    break;
+                }
+                keys.add(key);
+                messages.add(message(deliveries.get(j), key));
+            }
+            List<Outcome> outcomes = List.of();
+            if (messages.size() > 1) {
+                reporter.start();
+                outcomes = inbox().processChained(database(), messages, handler(), more);
+                reporter.returned(outcomes);
+            }
+            for (int k = 0; k < outcomes.size(); k++, i++) {
+                Decision decision = decide(deliveries.get(i), keys.get(k), outcomes.get(k));
+                decisions.add(decision);
+                if (!(decision instanceof Decision.Ack)) {
+                    return decisions;
+                }
+            }
+            if (stopped[0] || i >= deliveries.size()) {
+                break;
+            }
+            // A delivery the chain left (or one alone, or keyless) runs as process runs it.
+            Decision decision = process(deliveries.get(i++));
+            decisions.add(decision);
+            if (!(decision instanceof Decision.Ack)) {
+                break;
+            }
+        }
+        return decisions;
+    }
+
+    /**
+     * Tells the listener each outcome of a chain as soon as it is known to be committed: when
+     * the chain asks about the next message (the round trip that carried the commit came back),
+     * or when it returns.
+     */
+    private final class Reporter {
+        private @Nullable Outcome uncommitted;
+        private int reported;
+        private Instant since = clock.instant();
+
+        void start() {
+            uncommitted = null;
+            reported = 0;
+            since = clock.instant();
+        }
+
+        /** The chain asks about {@code o}: everything before it is committed, and {@code o} too unless PROCESSED. */
+        void asked(Outcome o) {
+            if (uncommitted != null) {
+                report(uncommitted);
+                uncommitted = null;
+            }
+            if (o.status() == Outcome.Status.PROCESSED) {
+                uncommitted = o;
+            } else {
+                report(o);
+            }
+        }
+
+        void returned(List<Outcome> outcomes) {
+            for (int k = reported; k < outcomes.size(); k++) {
+                report(outcomes.get(k));
+            }
+        }
+
+        private void report(Outcome o) {
+            consecutiveErrors.set(0);
+            Instant now = clock.instant();
+            listener.onOutcome(consumer(), o.status(), Duration.between(since, now));
+            since = now;
+            reported++;
+        }
     }
 
     /**
