@@ -126,7 +126,10 @@ final class BenchEnv implements AutoCloseable {
         if (mariadb) {
             cfg.setCatalog(schema); // a schema is a database
         } else {
-            cfg.setSchema(schema);
+            // The schema as a startup parameter, not Hikari's setSchema: with auto-commit off,
+            // that SET runs in the connection's first transaction, and the first rollback (the pool
+            // rolls back a connection returned after a metadata call) silently undoes it.
+            cfg.addDataSourceProperty("currentSchema", schema);
             // the same prepared statements run over and over: let pgjdbc switch to server-side
             // prepared statements after the default 5 executions (the default; stated for clarity)
             cfg.addDataSourceProperty("prepareThreshold", "5");
