@@ -123,6 +123,7 @@ final class AtomicMode {
                     byte[] result;
                     try {
                         result = handler.handle(c, message);
+                        Transactions.requireNotAborted(c, core.what("process", s));
                     } catch (Exception e) {
                         try {
                             c.rollback();
@@ -229,6 +230,7 @@ final class AtomicMode {
                         byte[] result = null;
                         try {
                             result = handler.handle(c, message);
+                            Transactions.requireNotAborted(c, core.what("process", s));
                         } catch (Exception e) {
                             failure = e;
                         }

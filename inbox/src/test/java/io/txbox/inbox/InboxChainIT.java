@@ -88,6 +88,49 @@ class InboxChainIT {
         ds.connection.close();
     }
 
+    /** Inserts a business row, then runs a failing statement and swallows its SQLException. */
+    private Handler swallowing() {
+        Handler inserting = handler();
+        return (tx, m) -> {
+            byte[] result = inserting.handle(tx, m);
+            try (PreparedStatement ps = tx.prepareStatement("select * from no_such_table_in_this_test")) {
+                ps.executeQuery();
+            } catch (SQLException ignored) {
+                // the mistake under test: on PostgreSQL the transaction is now aborted
+            }
+            return result;
+        };
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void processAndChain_handlerSwallowsAnSqlError_neverReportedProcessedWithoutItsCommit(TestDatabase db)
+            throws SQLException {
+        use(db, "chain-swallow");
+        boolean pg = rows.postgres();
+        Outcome.Status expected = pg ? Outcome.Status.FAILED : Outcome.Status.PROCESSED;
+
+        Outcome alone = inbox.process(ds, InboundMessage.of("s1", "payload".getBytes(UTF_8)), swallowing());
+        List<Outcome> chained = inbox.processChained(ds, messages("a", "s2", "b"),
+                (tx, m) -> m.key().equals("s2") ? swallowing().handle(tx, m) : handler().handle(tx, m), o -> true);
+
+        // PostgreSQL turns the COMMIT of an aborted transaction into a silent ROLLBACK: a failure,
+        // counted and retried. MariaDB rolls back only the failed statement and commits the rest.
+        assertThat(alone.status()).isEqualTo(expected);
+        assertThat(statuses(chained)).containsExactly(Outcome.Status.PROCESSED, expected, Outcome.Status.PROCESSED);
+        assertThat(business("s1")).isEqualTo(pg ? 0 : 1);
+        assertThat(business("s2")).isEqualTo(pg ? 0 : 1);
+        assertThat(business("a")).isEqualTo(1);
+        assertThat(business("b")).isEqualTo(1);
+        if (pg) {
+            assertThat(alone.reason()).contains("aborted the transaction");
+            assertThat(rows.status("chain-swallow", "s1")).isEqualTo("FAILED");
+            assertThat(rows.status("chain-swallow", "s2")).isEqualTo("FAILED");
+        }
+        assertThat(ds.connection.getAutoCommit()).isTrue();
+        ds.connection.close();
+    }
+
     @ParameterizedTest
     @ArgumentsSource(TestDatabases.Each.class)
     void processChained_moreRefuses_stopsThereWithItsCommitDone(TestDatabase db) throws SQLException {

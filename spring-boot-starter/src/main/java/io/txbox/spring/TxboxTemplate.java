@@ -8,6 +8,7 @@ import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.Outcome;
 import io.txbox.inbox.Receipt;
 import io.txbox.internal.Args;
+import io.txbox.internal.Transactions;
 import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import java.sql.Connection;
@@ -179,6 +180,7 @@ public class TxboxTemplate {
             byte[] result;
             try {
                 result = handler.handle(c, message);
+                Transactions.requireNotAborted(c, "process for consumer " + inbox.consumer() + " key " + message.key());
             } catch (Exception e) {
                 throw new HandlerFailed(e);
             }

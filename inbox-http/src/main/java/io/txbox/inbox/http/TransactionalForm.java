@@ -8,6 +8,7 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.http.HttpIdempotency.TransactionalRequestHandler;
 import io.txbox.internal.Connections;
+import io.txbox.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
@@ -77,6 +78,7 @@ final class TransactionalForm {
         HttpResponseData response;
         try {
             response = Objects.requireNonNull(handler.handle(tx, request), "the request handler returned null");
+            Transactions.requireNotAborted(tx, "request " + request.method() + " " + request.path());
         } catch (Exception e) {
             rollbackQuietly(tx);
             return responses.failed(request, e);

@@ -14,6 +14,7 @@ import io.txbox.internal.Args;
 import io.txbox.internal.Backoff;
 import io.txbox.internal.Connections;
 import io.txbox.internal.Dialect;
+import io.txbox.internal.Transactions;
 import io.txbox.internal.KeyLogs;
 import io.txbox.internal.KeyRules;
 import java.time.Clock;
@@ -359,6 +360,7 @@ public final class DeliveryProcessor {
         switch (receipt.status()) {
             case FIRST: {
                 byte[] result = handler().handle(c, message);
+                Transactions.requireNotAborted(c, "consumer " + consumer() + " key " + logKey(message.key()));
                 if (result != null) {
                     inbox().storeResult(c, message, result);
                 }
