@@ -193,6 +193,35 @@ final class LaneOwnership {
      * one may be broken, although a pool's proxy may still report it open.
      */
     void leave(DataSource dataSource) {
+        boolean interrupted = false;
+        try {
+            for (int attempt = 0; ; attempt++) {
+                try {
+                    release(dataSource);
+                    log.debug("{} - released lanes {}", memberId, owned.keySet());
+                    return;
+                } catch (SQLException | RuntimeException e) {
+                    // close() interrupts a worker still busy after the shutdown timeout; landing
+                    // here, the interrupt makes the pool refuse the connection: clear it, try once more
+                    if (attempt == 0 && Thread.interrupted()) {
+                        interrupted = true;
+                        continue;
+                    }
+                    log.warn("{} - could not release lanes on close; they free up when the lease ends: {}", memberId,
+                            e.toString());
+                    return;
+                }
+            }
+        } finally {
+            owned.clear();
+            ownedCount = 0;
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void release(DataSource dataSource) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
@@ -202,12 +231,6 @@ final class LaneOwnership {
                 c.rollback();
                 throw e;
             }
-            log.debug("{} - released lanes {}", memberId, owned.keySet());
-        } catch (SQLException | RuntimeException e) {
-            log.warn("{} - could not release lanes on close; they free up when the lease ends: {}", memberId, e.toString());
-        } finally {
-            owned.clear();
-            ownedCount = 0;
         }
     }
 }
