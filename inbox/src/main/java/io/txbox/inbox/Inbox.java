@@ -176,6 +176,10 @@ public interface Inbox {
      */
     default List<Outcome> processChained(DataSource ds, List<InboundMessage> messages, Handler handler,
             Predicate<Outcome> more) {
+        Args.notNull(ds, "ds");
+        Args.notNull(messages, "messages");
+        Args.notNull(handler, "handler");
+        Args.notNull(more, "more");
         return List.of();
     }
 

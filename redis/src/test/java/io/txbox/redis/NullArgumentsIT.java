@@ -41,6 +41,7 @@ class NullArgumentsIT {
         samples.put(InboundMessage.class, MESSAGE);
         samples.put(Claim.class, Claim.of("c", "k", null, Claim.Status.ACQUIRED, 1, Instant.EPOCH, null, null, null, null));
         samples.put(Handler.class, (Handler) (tx, m) -> null);
+        samples.put(java.util.function.Predicate.class, (java.util.function.Predicate<Object>) o -> true);
         samples.put(Throwable.class, new RuntimeException("boom"));
         samples.put(String.class, "x");
         samples.put(byte[].class, new byte[0]);
