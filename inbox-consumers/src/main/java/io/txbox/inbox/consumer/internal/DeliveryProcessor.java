@@ -129,8 +129,7 @@ public final class DeliveryProcessor {
             listener.onRetry(consumer(), delay, e.toString());
             return new Decision.Retry(delay, e.toString());
         }
-        consecutiveErrors.set(0);
-        listener.onOutcome(consumer(), outcome.status(), Duration.between(start, clock.instant()));
+        heard(outcome.status(), Duration.between(start, clock.instant()));
         return decide(delivery, key, outcome);
     }
 
@@ -198,7 +197,7 @@ public final class DeliveryProcessor {
         Args.notNull(deliveries, "deliveries");
         Args.notNull(proceed, "proceed");
         List<Decision> decisions = new ArrayList<>(deliveries.size());
-        Reporter reporter = new Reporter();
+        ChainReporter reporter = new ChainReporter(clock, this::heard);
         boolean[] stopped = {false};
         Predicate<Outcome> more = o -> {
             reporter.asked(o);
@@ -249,48 +248,10 @@ public final class DeliveryProcessor {
         return decisions;
     }
 
-    /**
-     * Tells the listener each outcome of a chain as soon as it is known to be committed: when
-     * the chain asks about the next message (the round trip that carried the commit came back),
-     * or when it returns.
-     */
-    private final class Reporter {
-        private @Nullable Outcome uncommitted;
-        private int reported;
-        private Instant since = clock.instant();
-
-        void start() {
-            uncommitted = null;
-            reported = 0;
-            since = clock.instant();
-        }
-
-        /** The chain asks about {@code o}: everything before it is committed, and {@code o} too unless PROCESSED. */
-        void asked(Outcome o) {
-            if (uncommitted != null) {
-                report(uncommitted);
-                uncommitted = null;
-            }
-            if (o.status() == Outcome.Status.PROCESSED) {
-                uncommitted = o;
-            } else {
-                report(o);
-            }
-        }
-
-        void returned(List<Outcome> outcomes) {
-            for (int k = reported; k < outcomes.size(); k++) {
-                report(outcomes.get(k));
-            }
-        }
-
-        private void report(Outcome o) {
-            consecutiveErrors.set(0);
-            Instant now = clock.instant();
-            listener.onOutcome(consumer(), o.status(), Duration.between(since, now));
-            since = now;
-            reported++;
-        }
+    /** An outcome the database settled: the listener hears it, and the error streak ends. */
+    private void heard(Outcome.Status status, Duration took) {
+        consecutiveErrors.set(0);
+        listener.onOutcome(consumer(), status, took);
     }
 
     /**
@@ -340,14 +301,14 @@ public final class DeliveryProcessor {
             }
             return null;
         }
-        consecutiveErrors.set(0);
+        consecutiveErrors.set(0); // keyless deliveries too: the database answered
         Duration each = Duration.between(start, clock.instant()).dividedBy(n);
         List<Decision> decisions = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             if (keys[i] == null) {
                 decisions.add(keyless(deliveries.get(i)));
             } else {
-                listener.onOutcome(consumer(), outcomes[i].status(), each);
+                heard(outcomes[i].status(), each);
                 decisions.add(decide(deliveries.get(i), keys[i], outcomes[i]));
             }
         }
