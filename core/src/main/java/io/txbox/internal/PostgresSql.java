@@ -7,6 +7,7 @@ import io.txbox.internal.shaded.jooq.impl.DSL;
 import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 import java.time.OffsetDateTime;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The pieces of PostgreSQL SQL that jOOQ 3.19's DSL cannot express, as jOOQ templates in one
@@ -35,11 +36,20 @@ public final class PostgresSql {
      * whatever the number of rows. Read its columns with {@link #column}.
      */
     public static Table<?> unnest(String alias, List<String> columns, DataType<?>... types) {
+        return unnest(alias, columns, null, types);
+    }
+
+    /**
+     * {@link #unnest(String, List, DataType...)} with its bind parameters named {@code params}
+     * (one per array, in order), for a statement that checks its binds by name.
+     */
+    public static Table<?> unnest(String alias, List<String> columns, @Nullable List<String> params,
+            DataType<?>... types) {
         StringBuilder template = new StringBuilder("unnest(");
         Field<?>[] arrays = new Field<?>[types.length];
         for (int i = 0; i < types.length; i++) {
             template.append(i == 0 ? "" : ", ").append('{').append(i).append('}');
-            arrays[i] = param(types[i].array());
+            arrays[i] = params == null ? param(types[i].array()) : DSL.param(params.get(i), types[i].array());
         }
         return DSL.table(template.append(')').toString(), (Object[]) arrays).as(alias, columns.toArray(String[]::new));
     }

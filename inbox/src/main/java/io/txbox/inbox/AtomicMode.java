@@ -78,6 +78,38 @@ final class AtomicMode {
         }
     }
 
+    List<Receipt> receiveAll(Connection tx, List<InboundMessage> messages) {
+        Args.notNull(tx, "tx");
+        Args.notNull(messages, "messages");
+        List<Scope> scopes = new ArrayList<>(messages.size());
+        List<byte @Nullable []> fps = new ArrayList<>(messages.size());
+        List<InboxStore.Answers<Receipt>> answers = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            InboundMessage message = Args.notNull(messages.get(i), "messages[" + i + "]");
+            Scope s = core.check(message);
+            scopes.add(s);
+            fps.add(core.fingerprintOf(message));
+            answers.add(receipts(s));
+        }
+        if (messages.isEmpty()) {
+            return List.of();
+        }
+        Transactions.requireTransaction(tx, core.what("receive", scopes.get(0)));
+        try {
+            List<Receipt> receipts = store.receiveAll(tx, scopes, fps, answers);
+            for (Receipt receipt : receipts) {
+                core.notify(statusOf(receipt));
+            }
+            return receipts;
+        } catch (KeyReuseException e) {
+            core.notify(Outcome.Status.KEY_REUSED);
+            throw e;
+        } catch (SQLException e) {
+            throw SqlErrors.translate(core.what("receive", scopes.get(0)) + " and " + (scopes.size() - 1)
+                    + " more", e);
+        }
+    }
+
     void storeResult(Connection tx, InboundMessage message, byte[] result) {
         Args.notNull(tx, "tx");
         Args.notNull(result, "result");

@@ -28,6 +28,12 @@ final class DialectInboxStore implements InboxStore {
     }
 
     @Override
+    public <T> List<T> receiveAll(Connection tx, List<Scope> scopes, List<byte @Nullable []> fps,
+            List<Answers<T>> answers) throws SQLException {
+        return store.on(tx).receiveAll(tx, scopes, fps, answers);
+    }
+
+    @Override
     public <T> T commitAndReceive(Connection tx, Scope s, byte @Nullable [] fp, Answers<T> answers)
             throws SQLException {
         return store.on(tx).commitAndReceive(tx, s, fp, answers);

@@ -10,6 +10,7 @@ import io.txbox.internal.KeyRules;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
@@ -112,6 +113,38 @@ public interface Inbox {
      * @throws KeyReuseException if the key was seen with a different payload fingerprint
      */
     Receipt receive(Connection tx, InboundMessage message);
+
+    /**
+     * {@link #receive} for each of {@code messages} in order, in the caller's transaction
+     * {@code tx}: one receipt per message, in order, each the one {@code receive} would give if
+     * called for the messages one after the other with nothing in between. A message whose key
+     * comes earlier in the list is therefore DUPLICATE (with no result, none being stored yet);
+     * to give it the first one's result, receive it after that one's {@link #storeResult}.
+     *
+     * <p>Cost on PostgreSQL: one {@code INSERT ... SELECT FROM unnest(...) ON CONFLICT} round
+     * trip for the whole list, plus {@code receive}'s cost for each message that is not FIRST or
+     * repeats an earlier key. Elsewhere (and in this default) it calls {@code receive} per
+     * message. The entries' rows stay locked until {@code tx} ends. On MariaDB and MySQL a
+     * {@link #storeResult} releases the savepoints of the FIRST receipts that came after its
+     * message, which then refuse theirs: store the results from the last message to the first,
+     * or receive one message at a time there.
+     *
+     * <p>After an exception, which of the messages were recorded is not said (on PostgreSQL,
+     * messages after a reused key may be): roll the transaction back.
+     *
+     * @throws IllegalStateException if {@code tx} is in auto-commit mode
+     * @throws InvalidInputException if a key, tenant or payload size is refused
+     * @throws KeyReuseException if a key was seen with a different payload fingerprint
+     */
+    default List<Receipt> receiveAll(Connection tx, List<InboundMessage> messages) {
+        Args.notNull(tx, "tx");
+        Args.notNull(messages, "messages");
+        List<Receipt> receipts = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            receipts.add(receive(tx, Args.notNull(messages.get(i), "messages[" + i + "]")));
+        }
+        return receipts;
+    }
 
     /**
      * Stores {@code result} for a message that {@link #receive} reported FIRST in this same

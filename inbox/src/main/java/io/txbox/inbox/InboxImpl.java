@@ -44,6 +44,11 @@ final class InboxImpl implements Inbox {
     }
 
     @Override
+    public List<Receipt> receiveAll(Connection tx, List<InboundMessage> messages) {
+        return atomic.receiveAll(tx, messages);
+    }
+
+    @Override
     public void storeResult(Connection tx, InboundMessage message, byte[] result) {
         atomic.storeResult(tx, message, result);
     }

@@ -8,15 +8,20 @@ import static io.txbox.internal.schema.tables.TxboxInbox.TXBOX_INBOX;
 
 import io.txbox.TxboxTables;
 import io.txbox.internal.Jooq;
+import io.txbox.internal.PostgresSql;
 import io.txbox.internal.schema.tables.TxboxInbox;
+import io.txbox.internal.schema.tables.records.TxboxInboxRecord;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Map;
 import io.txbox.internal.shaded.jooq.Condition;
 import io.txbox.internal.shaded.jooq.DSLContext;
 import io.txbox.internal.shaded.jooq.Field;
+import io.txbox.internal.shaded.jooq.InsertOnConflictConditionStep;
+import io.txbox.internal.shaded.jooq.InsertOnDuplicateStep;
 import io.txbox.internal.shaded.jooq.Param;
 import io.txbox.internal.shaded.jooq.Query;
+import io.txbox.internal.shaded.jooq.Table;
 import io.txbox.internal.shaded.jooq.conf.ParamType;
 import io.txbox.internal.shaded.jooq.impl.DSL;
 import io.txbox.internal.shaded.jooq.impl.SQLDataType;
@@ -37,6 +42,8 @@ final class InboxSql {
     private static final TxboxInbox T = TXBOX_INBOX;
 
     final Stmt receive;
+    /** receive for several distinct entries: arrays of consumers, keys and fingerprints; returns the entries written. */
+    final Stmt receiveAll;
     /** The previous transaction's COMMIT, then receive in a new one: one round trip, receive's parameters. */
     final Stmt commitAndReceive;
     final Stmt storeResult;
@@ -82,19 +89,26 @@ final class InboxSql {
         // store; the column costs 8 bytes in a write that happens anyway. Plain SQL (typed):
         // jOOQ has no function for it.
         Field<Long> txid = DSL.field("txid_current()", SQLDataType.BIGINT);
-        receive = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS, T.COMPLETED_AT,
-                        T.RECEIVED_TXID)
-                .values(p("consumer"), p("key"), completed, bytes("fingerprint"), DSL.inline(1), now, txid)
-                .onConflict(T.CONSUMER, T.MESSAGE_KEY)
-                .doUpdate()
-                .set(T.STATUS, completed)
-                .set(T.RECEIVED_TXID, txid)
-                .set(T.ATTEMPTS, T.ATTEMPTS.plus(DSL.inline(1)))
-                .set(T.COMPLETED_AT, now)
-                .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
-                .where(retryable.and(sameFingerprint))
+        receive = stmt(onReceiveConflict(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT,
+                        T.ATTEMPTS, T.COMPLETED_AT, T.RECEIVED_TXID)
+                .values(p("consumer"), p("key"), completed, bytes("fingerprint"), DSL.inline(1), now, txid),
+                retryable.and(sameFingerprint), now, txid)
                 .returning(T.ATTEMPTS),
                 "consumer", "key", "fingerprint");
+        // receive for many entries in one statement: three arrays, one element per entry, so the
+        // text (and the server's plan) is the same for every batch size. Each entry may appear
+        // once: ON CONFLICT DO UPDATE refuses to change a row twice in one statement.
+        Table<?> entries = PostgresSql.unnest("e", List.of("consumer", "message_key", "fingerprint"),
+                List.of("consumers", "keys", "fingerprints"), SQLDataType.CLOB, SQLDataType.CLOB, SQLDataType.BLOB);
+        receiveAll = stmt(onReceiveConflict(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT,
+                        T.ATTEMPTS, T.COMPLETED_AT, T.RECEIVED_TXID)
+                .select(DSL.select(PostgresSql.column("e", "consumer", String.class),
+                                PostgresSql.column("e", "message_key", String.class), completed,
+                                PostgresSql.column("e", "fingerprint", byte[].class), DSL.inline(1), now, txid)
+                        .from(entries)),
+                retryable.and(sameFingerprint), now, txid)
+                .returning(T.CONSUMER, T.MESSAGE_KEY, T.ATTEMPTS),
+                "consumers", "keys", "fingerprints");
         // pgjdbc sends the three statements with one Sync and binds the markers in order across
         // them; after an error the server skips the rest, so a failed COMMIT never begins anything.
         commitAndReceive = new Stmt("COMMIT; BEGIN; " + receive.sql(), receive.params());
@@ -222,6 +236,24 @@ final class InboxSql {
                 "cutoff");
         countDead = stmt(ctx.selectCount().from(T).where(T.STATUS.eq(dead)));
         shared = new JdbcInboxStore.Shared(complete, release, resetDead, listDead, purge, completedByConsumer, countDead);
+    }
+
+    /**
+     * receive's answer to an entry that exists: take it over where it may run again (FAILED, or
+     * an expired two-phase lease, with the same fingerprint), as COMPLETED by this transaction;
+     * otherwise leave it, and return no row for it.
+     */
+    private static InsertOnConflictConditionStep<TxboxInboxRecord> onReceiveConflict(
+            InsertOnDuplicateStep<TxboxInboxRecord> insert, Condition mayRunAgain, Field<OffsetDateTime> now,
+            Field<Long> txid) {
+        return insert.onConflict(T.CONSUMER, T.MESSAGE_KEY)
+                .doUpdate()
+                .set(T.STATUS, DSL.inline(COMPLETED))
+                .set(T.RECEIVED_TXID, txid)
+                .set(T.ATTEMPTS, T.ATTEMPTS.plus(DSL.inline(1)))
+                .set(T.COMPLETED_AT, now)
+                .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
+                .where(mayRunAgain);
     }
 
     static Param<String> p(String name) {

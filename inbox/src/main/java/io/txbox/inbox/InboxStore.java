@@ -107,6 +107,22 @@ interface InboxStore {
     <T> T receive(Connection tx, Scope s, byte @Nullable [] fp, Answers<T> answers) throws SQLException;
 
     /**
+     * {@link #receive} for each of {@code scopes} in order ({@code fps} and {@code answers}
+     * index alike), with the answers each of those calls would give: by default one call after
+     * the other; a store whose database takes many entries in one statement overrides this. An
+     * exception (a reused key's included) may come after later entries were written: the caller
+     * rolls the transaction back.
+     */
+    default <T> List<T> receiveAll(Connection tx, List<Scope> scopes, List<byte @Nullable []> fps,
+            List<Answers<T>> answers) throws SQLException {
+        List<T> out = new ArrayList<>(scopes.size());
+        for (int i = 0; i < scopes.size(); i++) {
+            out.add(receive(tx, scopes.get(i), fps.get(i), answers.get(i)));
+        }
+        return out;
+    }
+
+    /**
      * Commits {@code tx}'s transaction, then runs {@link #receive} in the next one: by default in
      * two round trips; a store whose database takes both in one overrides this. A failure known
      * to have come after the commit throws {@link AfterCommit} around its cause; any other

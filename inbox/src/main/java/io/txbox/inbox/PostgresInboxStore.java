@@ -12,7 +12,12 @@ import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /** The inbox table on PostgreSQL: the statements of {@link InboxSql}, bound per call. */
@@ -31,6 +36,54 @@ final class PostgresInboxStore extends JdbcInboxStore {
     @Override
     public <T> T receive(Connection tx, Scope s, byte @Nullable [] fp, Answers<T> answers) throws SQLException {
         return InboxStore.classify(s, fp, () -> write(tx, sql.receive, s, fp), () -> read(tx, s), answers, what(s));
+    }
+
+    /**
+     * One round trip for all of them ({@link InboxSql#receiveAll}): it writes each entry that
+     * receive would write at once (new, or one it may take over). An entry the statement left
+     * alone, and an entry named again later in the list, goes through {@link #receive} in its
+     * turn, which meets the row as the statement left it (locked by this transaction) and
+     * classifies it as a single receive would.
+     */
+    @Override
+    public <T> List<T> receiveAll(Connection tx, List<Scope> scopes, List<byte @Nullable []> fps,
+            List<Answers<T>> answers) throws SQLException {
+        int n = scopes.size();
+        if (n < 2) {
+            return super.receiveAll(tx, scopes, fps, answers);
+        }
+        Set<List<String>> entries = new HashSet<>();
+        List<String> consumers = new ArrayList<>(n);
+        List<String> keys = new ArrayList<>(n);
+        List<byte[]> fingerprints = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Scope s = scopes.get(i);
+            if (entries.add(List.of(s.column(), s.key()))) {
+                consumers.add(s.column());
+                keys.add(s.key());
+                fingerprints.add(fps.get(i));
+            }
+        }
+        Map<List<String>, Written> written = new HashMap<>();
+        try (PreparedStatement ps = tx.prepareStatement(sql.receiveAll.sql())) {
+            ps.setArray(1, textArray(tx, consumers));
+            ps.setArray(2, textArray(tx, keys));
+            ps.setArray(3, tx.createArrayOf("bytea", fingerprints.toArray(new byte[0][])));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    written.put(List.of(rs.getString(1), rs.getString(2)), new Written(COMPLETED, rs.getInt(3), 0,
+                            null, null));
+                }
+            }
+        }
+        List<T> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Scope s = scopes.get(i);
+            // remove: only the entry's first appearance was written by the statement
+            Written w = written.remove(List.of(s.column(), s.key()));
+            out.add(w != null ? answers.get(i).written(w) : receive(tx, s, fps.get(i), answers.get(i)));
+        }
+        return out;
     }
 
     /**

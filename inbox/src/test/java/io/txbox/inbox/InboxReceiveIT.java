@@ -3,6 +3,7 @@ package io.txbox.inbox;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import io.txbox.InvalidInputException;
 import io.txbox.TxboxException;
@@ -12,6 +13,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.sql.Statement;
+import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -317,5 +319,136 @@ class InboxReceiveIT {
         use(db);
         String key = "é".repeat(127) + "x"; // 255 bytes of UTF-8
         assertThat(receiveAndCommit(inbox, InboundMessage.of(key, new byte[0]), null).isFirst()).isTrue();
+    }
+
+    /**
+     * Keys in every state an entry can be in for receive: new, completed with a result, failed
+     * once (may run again), dead, leased by a two-phase worker; and a new key named twice.
+     */
+    private List<InboundMessage> keysInEveryState(Inbox in, String prefix) throws SQLException {
+        InboundMessage fresh = InboundMessage.of(prefix + "-new", "a".getBytes(UTF_8));
+        InboundMessage done = InboundMessage.of(prefix + "-done", "b".getBytes(UTF_8));
+        InboundMessage failed = InboundMessage.of(prefix + "-failed", "c".getBytes(UTF_8));
+        InboundMessage dead = InboundMessage.of(prefix + "-dead", "d".getBytes(UTF_8));
+        InboundMessage leased = InboundMessage.of(prefix + "-leased", "e".getBytes(UTF_8));
+        receiveAndCommit(in, done, "done's result".getBytes(UTF_8));
+        in.recordFailure(db.dataSource(), failed, new IllegalStateException("once"));
+        in.recordFailure(db.dataSource(), dead, new IllegalStateException("once"));
+        in.recordFailure(db.dataSource(), dead, new IllegalStateException("twice"));
+        in.claim(db.dataSource(), leased);
+        return List.of(fresh, done, failed, dead, leased, fresh);
+    }
+
+    /** The receipts of {@code call} in a transaction that is then rolled back. */
+    private List<Receipt> rolledBack(ReceiveCall call) throws SQLException {
+        try (Connection c = db.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                return call.receive(c);
+            } finally {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface ReceiveCall {
+        List<Receipt> receive(Connection c) throws SQLException;
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receiveAll_keysInEveryState_sameReceiptsAsReceivingOneAfterTheOther(TestDatabase db) throws SQLException {
+        use(db);
+        Inbox in = Inbox.builder("orders-all").tables(rows.tables).maxAttempts(2).build();
+        List<InboundMessage> messages = keysInEveryState(in, "all");
+
+        List<Receipt> together = rolledBack(c -> in.receiveAll(c, messages));
+        List<Receipt> oneByOne = rolledBack(c -> messages.stream().map(m -> in.receive(c, m)).toList());
+
+        assertThat(together).isEqualTo(oneByOne);
+        assertThat(together).extracting(Receipt::status).containsExactly(Receipt.Status.FIRST,
+                Receipt.Status.DUPLICATE, Receipt.Status.FIRST, Receipt.Status.DEAD, Receipt.Status.IN_FLIGHT,
+                Receipt.Status.DUPLICATE);
+        assertThat(together.get(1).result()).asString(UTF_8).isEqualTo("done's result");
+        assertThat(together.get(2).attempts()).as("the failed entry's second attempt").isEqualTo(2);
+        assertThat(together.get(5).result()).as("the repeated key: nothing stored yet").isNull();
+        assertThat(rows.count("consumer = 'orders-all' and message_key = 'all-new'")).as("rolled back").isZero();
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receiveAll_firstOnesStoredLastToFirst_laterDeliveriesGetTheirResults(TestDatabase db) throws SQLException {
+        use(db);
+        Inbox in = Inbox.builder("orders-all-commit").tables(rows.tables).maxAttempts(2).build();
+        List<InboundMessage> messages = keysInEveryState(in, "commit");
+        try (Connection c = db.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            List<Receipt> receipts = in.receiveAll(c, messages);
+            // last to first: on MariaDB a result stored releases the savepoints of the receipts after it
+            for (int i = receipts.size() - 1; i >= 0; i--) {
+                if (receipts.get(i).isFirst()) {
+                    in.storeResult(c, messages.get(i), ("result " + i).getBytes(UTF_8));
+                }
+            }
+            c.commit();
+            c.setAutoCommit(true);
+        }
+
+        assertThat(rolledBack(c -> in.receiveAll(c, messages))).extracting(Receipt::status, r -> r.result() == null
+                        ? null : new String(r.result(), UTF_8))
+                .containsExactly(tuple(Receipt.Status.DUPLICATE, "result 0"),
+                        tuple(Receipt.Status.DUPLICATE, "done's result"), tuple(Receipt.Status.DUPLICATE, "result 2"),
+                        tuple(Receipt.Status.DEAD, null), tuple(Receipt.Status.IN_FLIGHT, null),
+                        tuple(Receipt.Status.DUPLICATE, "result 0"));
+        assertThat(rows.status("orders-all-commit", "commit-failed")).isEqualTo("COMPLETED");
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receiveAll_keyReusedAmongThem_throwsKeyReuseAndTheRollbackLeavesNoEntry(TestDatabase db)
+            throws SQLException {
+        use(db);
+        receiveAndCommit(inbox, InboundMessage.of("all-reuse", "pay 10".getBytes(UTF_8)), null);
+        List<InboundMessage> messages = List.of(InboundMessage.of("all-reuse-before", new byte[] {1}),
+                InboundMessage.of("all-reuse", "pay 99".getBytes(UTF_8)),
+                InboundMessage.of("all-reuse-after", new byte[] {2}));
+
+        assertThatThrownBy(() -> rolledBack(c -> inbox.receiveAll(c, messages)))
+                .isInstanceOf(KeyReuseException.class).hasMessageContaining("\"all-reuse\"");
+        assertThat(rows.count("message_key like 'all-reuse-%'")).isZero();
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receiveAll_sameKeyTwoTenants_twoFirstEntries(TestDatabase db) throws SQLException {
+        use(db);
+        List<InboundMessage> messages = List.of(
+                InboundMessage.builder("all-tenant", new byte[] {1}).tenant("eu").build(),
+                InboundMessage.builder("all-tenant", new byte[] {1}).tenant("us").build());
+        try (Connection c = db.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            assertThat(inbox.receiveAll(c, messages)).allMatch(Receipt::isFirst);
+            c.commit();
+            c.setAutoCommit(true);
+        }
+        assertThat(rows.count("message_key = 'all-tenant'")).isEqualTo(2);
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receiveAll_autoCommitConnectionOrBadKey_refusedAndNothingWritten(TestDatabase db) throws SQLException {
+        use(db);
+        try (Connection c = db.dataSource().getConnection()) {
+            assertThatThrownBy(() -> inbox.receiveAll(c, List.of(InboundMessage.of("all-auto", new byte[0]),
+                    InboundMessage.of("all-auto-2", new byte[0])))).isInstanceOf(IllegalStateException.class);
+            c.setAutoCommit(false);
+            assertThatThrownBy(() -> inbox.receiveAll(c, List.of(InboundMessage.of("all-bad-ok", new byte[0]),
+                    InboundMessage.of("a\nb", new byte[0])))).isInstanceOf(InvalidInputException.class);
+            c.commit();
+            c.setAutoCommit(true);
+        }
+        assertThat(rows.count("message_key like 'all-auto%' or message_key like 'all-bad%'")).isZero();
     }
 }

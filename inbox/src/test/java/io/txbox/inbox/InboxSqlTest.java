@@ -10,7 +10,7 @@ class InboxSqlTest {
 
     @Test
     void statements_renderAgainstConfiguredSchemaAndPrefix() {
-        for (InboxSql.Stmt s : new InboxSql.Stmt[] {sql.receive, sql.storeResult, sql.read, sql.recordFailure,
+        for (InboxSql.Stmt s : new InboxSql.Stmt[] {sql.receive, sql.receiveAll, sql.storeResult, sql.read, sql.recordFailure,
                 sql.claim, sql.complete, sql.fail, sql.release, sql.resetDead, sql.listDead, sql.purge}) {
             assertThat(s.sql()).contains("\"shop\".\"tx_inbox\"").doesNotContain("txbox_inbox");
         }
@@ -21,6 +21,18 @@ class InboxSqlTest {
         assertThat(sql.receive.sql()).startsWith("insert into").contains("on conflict (\"consumer\", \"message_key\")")
                 .contains("returning").doesNotContain("select");
         assertThat(sql.receive.params()).containsExactly("consumer", "key", "fingerprint");
+    }
+
+    @Test
+    void receiveAll_isOneInsertOfThreeArraysWhateverTheCount() {
+        assertThat(sql.receiveAll.sql()).startsWith("insert into").contains("from unnest(")
+                .contains("on conflict (\"consumer\", \"message_key\")").contains("returning");
+        assertThat(sql.receiveAll.params()).containsExactly("consumers", "keys", "fingerprints");
+        assertThat(sql.receiveAll.sql().substring(sql.receiveAll.sql().indexOf(" on conflict ")))
+                .as("the same answer to an existing entry as receive's")
+                .isEqualTo(sql.receive.sql().substring(sql.receive.sql().indexOf(" on conflict "))
+                        .replace("returning \"shop\".\"tx_inbox\".\"attempts\"", "returning \"shop\".\"tx_inbox\".\"consumer\", "
+                                + "\"shop\".\"tx_inbox\".\"message_key\", \"shop\".\"tx_inbox\".\"attempts\""));
     }
 
     @Test
