@@ -307,4 +307,97 @@ class DeliveryProcessorIT {
         assertThat(p.process(delivery("k"))).isInstanceOf(Decision.Ack.class);
         assertThat(effects.count("proc-listener", "k")).isEqualTo(1);
     }
+
+    private static DeliveryProcessor batching(String consumer, Handler handler) {
+        return new TestBuilder(inbox(consumer), PG.dataSource(), handler).backoff(BACKOFF_INITIAL, BACKOFF_MAX)
+                .batchSize(10).processor();
+    }
+
+    /** Records the effect and returns "result of KEY"; throws for keys that start with "poison". */
+    private static Handler resulting(String consumer) {
+        Handler record = effects.recorder(consumer);
+        return (tx, m) -> {
+            record.handle(tx, m);
+            if (m.key().startsWith("poison")) {
+                throw new IllegalStateException("cannot parse");
+            }
+            return ("result of " + m.key()).getBytes(UTF_8);
+        };
+    }
+
+    private static Outcome.Status status(Decision d) {
+        return d instanceof Decision.Ack a ? a.outcome().status() : null;
+    }
+
+    @Test
+    void processBatch_keyTwiceInOneBatch_secondIsDuplicateWithTheFirstsResultInTheSameTransaction() {
+        java.util.Set<Long> transactions = ConcurrentHashMap.newKeySet();
+        DeliveryProcessor p = batching("batch-twice", Effects.recordingTransactions(transactions,
+                resulting("batch-twice")));
+
+        List<Decision> decisions = p.processBatch(List.of(delivery("a"), delivery("b"), delivery("a"), delivery("c")));
+
+        assertThat(decisions).extracting(DeliveryProcessorIT::status).containsExactly(Outcome.Status.PROCESSED,
+                Outcome.Status.PROCESSED, Outcome.Status.DUPLICATE, Outcome.Status.PROCESSED);
+        assertThat(((Decision.Ack) decisions.get(2)).outcome().result()).asString(UTF_8).isEqualTo("result of a");
+        assertThat(effects.countsByKey("batch-twice")).isEqualTo(Map.of("a", 1, "b", 1, "c", 1));
+        assertThat(transactions).as("one transaction for the batch").hasSize(1);
+    }
+
+    @Test
+    void processBatch_duplicateAndDeadKeysAmongNewOnes_eachItsOwnDecisionInOneTransaction() {
+        Inbox inbox = inbox("batch-mixed");
+        inbox.process(PG.dataSource(), io.txbox.inbox.InboundMessage.of("done", "pay".getBytes(UTF_8)),
+                (tx, m) -> "earlier result".getBytes(UTF_8));
+        for (int i = 0; i < 3; i++) {
+            inbox.recordFailure(PG.dataSource(), io.txbox.inbox.InboundMessage.of("dead", "pay".getBytes(UTF_8)),
+                    new IllegalStateException("broken " + i));
+        }
+        java.util.Set<Long> transactions = ConcurrentHashMap.newKeySet();
+        DeliveryProcessor p = new TestBuilder(inbox, PG.dataSource(), Effects.recordingTransactions(transactions,
+                resulting("batch-mixed"))).batchSize(10).processor();
+
+        List<Decision> decisions = p.processBatch(List.of(delivery("new-1"), delivery("done"), delivery("dead"),
+                delivery("new-2")));
+
+        assertThat(decisions).extracting(DeliveryProcessorIT::status).containsExactly(Outcome.Status.PROCESSED,
+                Outcome.Status.DUPLICATE, null, Outcome.Status.PROCESSED);
+        assertThat(((Decision.Ack) decisions.get(1)).outcome().result()).asString(UTF_8).isEqualTo("earlier result");
+        assertThat(decisions.get(2)).isInstanceOfSatisfying(Decision.DeadLetter.class,
+                d -> assertThat(d.reason()).contains("dead after 3 attempts").contains("broken 2"));
+        assertThat(effects.countsByKey("batch-mixed")).isEqualTo(Map.of("new-1", 1, "new-2", 1));
+        assertThat(transactions).as("one transaction for the batch").hasSize(1);
+    }
+
+    @Test
+    void processBatch_poisonRecordInTheBatch_theOthersBeforeItProcessedItRetriedNothingAfterItRun() {
+        DeliveryProcessor p = batching("batch-poison", resulting("batch-poison"));
+
+        List<Decision> decisions = p.processBatch(List.of(delivery("x"), delivery("poison"), delivery("y")));
+        List<Decision> rest = p.processBatch(List.of(delivery("y")));
+
+        assertThat(decisions).hasSize(2);
+        assertThat(status(decisions.get(0))).isEqualTo(Outcome.Status.PROCESSED);
+        assertThat(decisions.get(1)).isInstanceOfSatisfying(Decision.Retry.class,
+                r -> assertThat(r.reason()).contains("cannot parse"));
+        assertThat(rest).extracting(DeliveryProcessorIT::status).containsExactly(Outcome.Status.PROCESSED);
+        assertThat(effects.countsByKey("batch-poison")).as("the poison record's writes rolled back")
+                .isEqualTo(Map.of("x", 1, "y", 1));
+    }
+
+    @Test
+    void processBatch_keyReusedInTheBatch_deadLettersItAndTheOthersRunOnce() {
+        DeliveryProcessor p = batching("batch-reuse", resulting("batch-reuse"));
+        p.process(delivery("k"));
+        Delivery reused = new Delivery("t-0@2", "t-0-2", "k".getBytes(UTF_8), "another payload".getBytes(UTF_8),
+                Map.of(), false);
+
+        List<Decision> decisions = p.processBatch(List.of(delivery("before"), reused, delivery("after")));
+
+        assertThat(decisions).hasSize(3);
+        assertThat(status(decisions.get(0))).isEqualTo(Outcome.Status.PROCESSED);
+        assertThat(decisions.get(1)).isInstanceOf(Decision.DeadLetter.class);
+        assertThat(status(decisions.get(2))).isEqualTo(Outcome.Status.PROCESSED);
+        assertThat(effects.countsByKey("batch-reuse")).isEqualTo(Map.of("k", 1, "before", 1, "after", 1));
+    }
 }

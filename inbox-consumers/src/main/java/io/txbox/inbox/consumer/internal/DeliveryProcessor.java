@@ -21,8 +21,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.sql.Connection;
+import java.sql.SQLException;
 import io.txbox.inbox.Receipt;
 import io.txbox.inbox.Claim;
 import io.txbox.inbox.KeyReuseException;
@@ -81,6 +85,8 @@ public final class DeliveryProcessor {
     private final AtomicInteger deadLetterFailures = new AtomicInteger();
     // Whether the database chains commits; null until a connection said which database it is.
     private volatile @Nullable Boolean chains;
+    // Whether a batch receives its inbox rows in one call; null until a connection said which database.
+    private volatile @Nullable Boolean receivesTogether;
 
     DeliveryProcessor(ConsumerOptions b) {
         this.consumer = b.consumer();
@@ -248,6 +254,16 @@ public final class DeliveryProcessor {
         return decisions;
     }
 
+    /** Whether a batch receives its inbox rows in one call: on PostgreSQL. */
+    private boolean receivesTogether(Connection c) throws SQLException {
+        Boolean known = receivesTogether;
+        if (known == null) {
+            known = Dialect.of(c) == Dialect.POSTGRESQL;
+            receivesTogether = known;
+        }
+        return known;
+    }
+
     /** An outcome the database settled: the listener hears it, and the error streak ends. */
     private void heard(Outcome.Status status, Duration took) {
         consecutiveErrors.set(0);
@@ -270,10 +286,32 @@ public final class DeliveryProcessor {
                 if (autoCommit) {
                     c.setAutoCommit(false);
                 }
+                // On PostgreSQL the batch's inbox rows in one call (Inbox.receiveAll). A key that
+                // comes again later in the batch is received at its turn, after its first
+                // delivery's result is stored, so it reads as it would one delivery at a time.
+                // On MariaDB/MySQL each receive at its turn: a result stored there releases the
+                // savepoints of the receives after it (Inbox.storeResult).
+                boolean together = receivesTogether(c);
+                InboundMessage[] messages = new InboundMessage[n];
+                boolean[] repeat = new boolean[n];
+                Set<String> seen = new HashSet<>();
+                List<InboundMessage> ahead = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     keys[i] = resolveKey(deliveries.get(i));
                     if (keys[i] != null) {
-                        outcomes[i] = receiveAndHandle(c, message(deliveries.get(i), keys[i]));
+                        messages[i] = message(deliveries.get(i), keys[i]);
+                        repeat[i] = !together || !seen.add(keys[i]);
+                        if (!repeat[i]) {
+                            ahead.add(messages[i]);
+                        }
+                    }
+                }
+                @Nullable Iterator<Receipt> received = ahead.isEmpty() ? null : inbox().receiveAll(c, ahead).iterator();
+                for (int i = 0; i < n; i++) {
+                    if (messages[i] != null) {
+                        Receipt receipt = repeat[i] ? inbox().receive(c, messages[i])
+                                : java.util.Objects.requireNonNull(received).next();
+                        outcomes[i] = handle(c, messages[i], receipt);
                         if (outcomes[i] == null) {
                             log.debug("[{}] {}: key in flight elsewhere; the batch runs one delivery at a time",
                                     consumer(), deliveries.get(i).coordinates());
@@ -315,9 +353,8 @@ public final class DeliveryProcessor {
         return decisions;
     }
 
-    /** One delivery inside the batch's transaction; {@code null} for a key in flight elsewhere. */
-    private @Nullable Outcome receiveAndHandle(Connection c, InboundMessage message) throws Exception {
-        Receipt receipt = inbox().receive(c, message);
+    /** One received delivery inside the batch's transaction; {@code null} for a key in flight elsewhere. */
+    private @Nullable Outcome handle(Connection c, InboundMessage message, Receipt receipt) throws Exception {
         switch (receipt.status()) {
             case FIRST: {
                 byte[] result = handler().handle(c, message);
