@@ -306,7 +306,8 @@ public final class DeliveryProcessor {
                         }
                     }
                 }
-                @Nullable Iterator<Receipt> received = ahead.isEmpty() ? null : inbox().receiveAll(c, ahead).iterator();
+                @Nullable Iterator<Receipt> received =
+                        ahead.isEmpty() ? null : inbox().receiveAll(c, ahead).iterator();
                 for (int i = 0; i < n; i++) {
                     if (messages[i] != null) {
                         Receipt receipt = repeat[i] ? inbox().receive(c, messages[i])
