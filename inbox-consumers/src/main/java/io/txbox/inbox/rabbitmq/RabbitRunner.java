@@ -75,6 +75,8 @@ final class RabbitRunner implements RabbitInboxConsumer {
     private final Object publishLock = new Object();
     private @Nullable Channel publishChannel;
     private volatile boolean returned;
+    /** Nacks scheduled and not yet sent, on any channel: while there are some, acks go one by one. */
+    private final AtomicInteger pendingNacks = new AtomicInteger();
 
 
     RabbitRunner(DeliveryProcessor processor, ConnectionFactory factory, String queue, int prefetch,
@@ -316,9 +318,17 @@ final class RabbitRunner implements RabbitInboxConsumer {
                 }
                 List<Decision> decisions = chaining ? processor.processChained(deliveries, () -> !closing)
                         : processor.processBatch(deliveries);
+                List<Received> acks = new ArrayList<>(decisions.size());
                 for (int i = 0; i < decisions.size(); i++) {
+                    if (chaining && decisions.get(i) instanceof Decision.Ack) {
+                        acks.add(rest.get(i));
+                        continue;
+                    }
+                    ackAll(channel, acks);
+                    acks.clear();
                     apply(channel, rest.get(i), deliveries.get(i), decisions.get(i));
                 }
+                ackAll(channel, acks);
                 done += decisions.size();
             }
         } finally {
@@ -376,6 +386,31 @@ final class RabbitRunner implements RabbitInboxConsumer {
         }
     }
 
+    /**
+     * Acks {@code acks} (consecutive deliveries, every earlier one on the channel decided) with
+     * one multiple ack, unless a delayed nack is pending: that one must not be acked with them.
+     */
+    private void ackAll(Channel channel, List<Received> acks) {
+        if (acks.isEmpty()) {
+            return;
+        }
+        if (pendingNacks.get() > 0) {
+            for (Received r : acks) {
+                ack(channel, r.tag(), "queue " + queue + " #" + r.tag());
+            }
+            return;
+        }
+        long last = acks.get(acks.size() - 1).tag();
+        try {
+            channel.basicAck(last, true);
+            listener.onAck(consumer(), acks.size());
+        } catch (IOException | RuntimeException e) {
+            log.warn("[{}] queue {} up to #{}: ack failed, the messages will be redelivered: {}", consumer(), queue,
+                    last, e.toString());
+            listener.onError(consumer(), e);
+        }
+    }
+
     private void ack(Channel channel, long tag, String coordinates) {
         try {
             channel.basicAck(tag, false);
@@ -389,12 +424,20 @@ final class RabbitRunner implements RabbitInboxConsumer {
 
     private void nackLater(Channel channel, long tag, String coordinates, Duration delay) {
         ScheduledThreadPoolExecutor s = scheduler;
+        pendingNacks.incrementAndGet();
         try {
             if (s == null) {
                 throw new IllegalStateException("not started");
             }
-            s.schedule(() -> nack(channel, tag, coordinates), delay.toNanos(), TimeUnit.NANOSECONDS);
+            s.schedule(() -> {
+                try {
+                    nack(channel, tag, coordinates);
+                } finally {
+                    pendingNacks.decrementAndGet();
+                }
+            }, delay.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RuntimeException e) {
+            pendingNacks.decrementAndGet();
             nack(channel, tag, coordinates); // shutting down: requeue now
         }
     }
