@@ -57,8 +57,9 @@ import org.jspecify.annotations.Nullable;
  *       ({@code txbox-rabbit-<consumer>-chain-<n>}) takes the deliveries waiting, up to the
  *       prefetch, and runs them one transaction each with every {@code COMMIT} sent in the same
  *       round trip as the next message's inbox insert ({@code Inbox.processChained}): one round
- *       trip per message fewer. Each message is acked once the round trip carrying its
- *       {@code COMMIT} came back; retries and dead letters are as above. {@link #close()} stops
+ *       trip per message fewer. Messages are acked only after the round trip carrying their
+ *       {@code COMMIT} came back: when the chain ends, as one multiple ack (one by one while a
+ *       retry's delayed nack is pending); retries and dead letters are as above. {@link #close()} stops
  *       the chain after the message in progress and gives the ones it did not reach back to the
  *       broker.
  *   <li>The handler sees the message's AMQP headers as text (trace context included) and the
