@@ -59,9 +59,9 @@ import org.jspecify.annotations.Nullable;
  *       round trip as the next message's inbox insert ({@code Inbox.processChained}): one round
  *       trip per message fewer. Messages are acked only after the round trip carrying their
  *       {@code COMMIT} came back: when the chain ends, as one multiple ack (one by one while a
- *       retry's delayed nack is pending); retries and dead letters are as above. {@link #close()} stops
- *       the chain after the message in progress and gives the ones it did not reach back to the
- *       broker.
+ *       retry's delayed nack is pending); retries and dead letters are as above.
+ *       {@link #close()} stops the chain after the message in progress and gives the ones it did
+ *       not reach back to the broker.
  *   <li>The handler sees the message's AMQP headers as text (trace context included) and the
  *       broker's redelivered flag.
  * </ul>
