@@ -53,6 +53,15 @@ import org.jspecify.annotations.Nullable;
  *       worker thread ({@code txbox-rabbit-<consumer>-batch-<n>}) that runs the ones waiting, up
  *       to the batch size, in one transaction, then acks each; the prefetch must be at least the
  *       batch size.
+ *   <li>With the default {@code batchSize(1)} on PostgreSQL (atomic mode), each channel's worker
+ *       ({@code txbox-rabbit-<consumer>-chain-<n>}) takes the deliveries waiting, up to the
+ *       prefetch, and runs them one transaction each with every {@code COMMIT} sent in the same
+ *       round trip as the next message's inbox insert ({@code Inbox.processChained}): one round
+ *       trip per message fewer. Messages are acked only after the round trip carrying their
+ *       {@code COMMIT} came back: when the chain ends, as one multiple ack (one by one while a
+ *       retry's delayed nack is pending); retries and dead letters are as above.
+ *       {@link #close()} stops the chain after the message in progress and gives the ones it did
+ *       not reach back to the broker.
  *   <li>The handler sees the message's AMQP headers as text (trace context included) and the
  *       broker's redelivered flag.
  * </ul>

@@ -39,8 +39,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Deliveries arrive on the connection's consumer threads (one at a time per channel) and are
- * processed there. Delayed nacks run on a scheduler thread; acks and nacks are single frames,
- * which the client serializes per channel.
+ * processed there, or, when batching or chaining commits, handed to a worker thread of their
+ * channel that runs whatever has arrived. Delayed nacks run on a scheduler thread; acks and
+ * nacks are single frames, which the client serializes per channel.
  */
 final class RabbitRunner implements RabbitInboxConsumer {
     private static final Logger log = LoggerFactory.getLogger(RabbitRunner.class);
@@ -59,19 +60,23 @@ final class RabbitRunner implements RabbitInboxConsumer {
 
     private final Object lock = new Object();
     private boolean started;
-    private boolean closing;
+    private volatile boolean closing;
     private int inFlight;
     private volatile boolean running;
     private @Nullable Connection connection;
     private @Nullable ExecutorService executor;
-    /** One batch worker per channel when batching, else {@code null}. */
+    /** One worker per channel when batching or chaining, else {@code null}. */
     private @Nullable ExecutorService workers;
+    /** Whether the workers chain commits ({@link DeliveryProcessor#processChained}); set on start. */
+    private boolean chaining;
     private @Nullable ScheduledThreadPoolExecutor scheduler;
     private final List<ConsumerChannel> consumers = new ArrayList<>();
 
     private final Object publishLock = new Object();
     private @Nullable Channel publishChannel;
     private volatile boolean returned;
+    /** Nacks scheduled and not yet sent, on any channel: while there are some, acks go one by one. */
+    private final AtomicInteger pendingNacks = new AtomicInteger();
 
 
     RabbitRunner(DeliveryProcessor processor, ConnectionFactory factory, String queue, int prefetch,
@@ -104,8 +109,11 @@ final class RabbitRunner implements RabbitInboxConsumer {
                     + "-retry-"));
             s.setRemoveOnCancelPolicy(true);
             scheduler = s;
-            if (processor.batchSize() > 1) {
-                workers = Executors.newFixedThreadPool(concurrency, threads("txbox-rabbit-" + consumer() + "-batch-"));
+            // Decided once: a database unreachable now leaves this consumer unchained, as on MariaDB.
+            chaining = processor.chains();
+            if (processor.batchSize() > 1 || chaining) {
+                workers = Executors.newFixedThreadPool(concurrency, threads("txbox-rabbit-" + consumer()
+                        + (chaining ? "-chain-" : "-batch-")));
             }
             try {
                 Connection c = factory.newConnection(executor, "txbox-" + consumer());
@@ -259,16 +267,18 @@ final class RabbitRunner implements RabbitInboxConsumer {
         if (waiting == null) {
             run(consumer.channel, List.of(received));
         } else {
-            waiting.add(received); // the channel's batch worker takes it from here
+            waiting.add(received); // the channel's worker takes it from here
         }
     }
 
     /**
-     * A channel's batch worker: takes what its channel has delivered, up to the batch size,
-     * without waiting for more, and runs it as one batch.
+     * A channel's worker: takes what its channel has delivered without waiting for more, up to
+     * the batch size (a batch) or the prefetch (a chain, which is all the broker lets the
+     * channel hold), and runs it.
      */
     private void drain(Channel channel, BlockingQueue<Received> waiting) {
-        List<Received> batch = new ArrayList<>(processor.batchSize());
+        int bound = chaining ? prefetch : processor.batchSize();
+        List<Received> batch = new ArrayList<>(bound);
         try {
             while (!Thread.currentThread().isInterrupted()) {
                 Received first = waiting.poll(WORKER_POLL.toMillis(), TimeUnit.MILLISECONDS);
@@ -276,7 +286,7 @@ final class RabbitRunner implements RabbitInboxConsumer {
                     continue;
                 }
                 batch.add(first);
-                waiting.drainTo(batch, processor.batchSize() - 1);
+                waiting.drainTo(batch, bound - 1);
                 run(channel, batch);
                 batch.clear();
             }
@@ -286,20 +296,39 @@ final class RabbitRunner implements RabbitInboxConsumer {
         }
     }
 
-    /** Runs deliveries of one channel and acks, nacks or dead-letters each after the commit. */
+    /**
+     * Runs deliveries of one channel and acks, nacks or dead-letters each after its commit.
+     * Chained, the deliveries after a retry or a dead letter run in a new chain; closing stops
+     * the chain, and the deliveries it did not reach are given back untouched.
+     */
     private void run(Channel channel, List<Received> received) {
         int done = 0;
         try {
             while (done < received.size()) {
                 List<Received> rest = received.subList(done, received.size());
+                if (chaining && closing) {
+                    for (Received r : rest) {
+                        nack(channel, r.tag(), "queue " + queue + " #" + r.tag());
+                    }
+                    break;
+                }
                 List<Delivery> deliveries = new ArrayList<>(rest.size());
                 for (Received r : rest) {
                     deliveries.add(toDelivery(r));
                 }
-                List<Decision> decisions = processor.processBatch(deliveries);
+                List<Decision> decisions = chaining ? processor.processChained(deliveries, () -> !closing)
+                        : processor.processBatch(deliveries);
+                List<Received> acks = new ArrayList<>(decisions.size());
                 for (int i = 0; i < decisions.size(); i++) {
+                    if (chaining && decisions.get(i) instanceof Decision.Ack) {
+                        acks.add(rest.get(i));
+                        continue;
+                    }
+                    ackAll(channel, acks);
+                    acks.clear();
                     apply(channel, rest.get(i), deliveries.get(i), decisions.get(i));
                 }
+                ackAll(channel, acks);
                 done += decisions.size();
             }
         } finally {
@@ -357,6 +386,31 @@ final class RabbitRunner implements RabbitInboxConsumer {
         }
     }
 
+    /**
+     * Acks {@code acks} (consecutive deliveries, every earlier one on the channel decided) with
+     * one multiple ack, unless a delayed nack is pending: that one must not be acked with them.
+     */
+    private void ackAll(Channel channel, List<Received> acks) {
+        if (acks.isEmpty()) {
+            return;
+        }
+        if (pendingNacks.get() > 0) {
+            for (Received r : acks) {
+                ack(channel, r.tag(), "queue " + queue + " #" + r.tag());
+            }
+            return;
+        }
+        long last = acks.get(acks.size() - 1).tag();
+        try {
+            channel.basicAck(last, true);
+            listener.onAck(consumer(), acks.size());
+        } catch (IOException | RuntimeException e) {
+            log.warn("[{}] queue {} up to #{}: ack failed, the messages will be redelivered: {}", consumer(), queue,
+                    last, e.toString());
+            listener.onError(consumer(), e);
+        }
+    }
+
     private void ack(Channel channel, long tag, String coordinates) {
         try {
             channel.basicAck(tag, false);
@@ -370,12 +424,20 @@ final class RabbitRunner implements RabbitInboxConsumer {
 
     private void nackLater(Channel channel, long tag, String coordinates, Duration delay) {
         ScheduledThreadPoolExecutor s = scheduler;
+        pendingNacks.incrementAndGet();
         try {
             if (s == null) {
                 throw new IllegalStateException("not started");
             }
-            s.schedule(() -> nack(channel, tag, coordinates), delay.toNanos(), TimeUnit.NANOSECONDS);
+            s.schedule(() -> {
+                try {
+                    nack(channel, tag, coordinates);
+                } finally {
+                    pendingNacks.decrementAndGet();
+                }
+            }, delay.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RuntimeException e) {
+            pendingNacks.decrementAndGet();
             nack(channel, tag, coordinates); // shutting down: requeue now
         }
     }
@@ -440,7 +502,7 @@ final class RabbitRunner implements RabbitInboxConsumer {
     private final class ConsumerChannel extends DefaultConsumer {
         final Channel channel;
         volatile @Nullable String tag;
-        /** Deliveries waiting for the channel's batch worker; {@code null} unless batching. */
+        /** Deliveries waiting for the channel's worker; {@code null} unless batching or chaining. */
         final @Nullable BlockingQueue<Received> waiting;
 
         ConsumerChannel(Channel channel, @Nullable BlockingQueue<Received> waiting) {

@@ -26,6 +26,21 @@ public final class Effects {
                 + " traceparent text, payload bytea)");
     }
 
+    /**
+     * Makes the COMMIT of {@code consumer}'s row for {@code key} fail its first {@code times}
+     * attempts (a deferred constraint trigger, checked at commit).
+     */
+    public void refuseCommits(String consumer, String key, int times) {
+        String name = table + "_refuse_" + consumer.replaceAll("[^A-Za-z0-9]", "_");
+        execute("create sequence " + name + "_seq");
+        execute("create function " + name + "() returns trigger language plpgsql as $$"
+                + " begin if new.consumer = '" + consumer + "' and new.message_key = '" + key + "'"
+                + " and nextval('" + name + "_seq') <= " + times + " then"
+                + " raise exception 'refused at commit' using errcode = '23514'; end if; return null; end $$");
+        execute("create constraint trigger " + name.substring(name.indexOf('.') + 1) + " after insert on " + table
+                + " deferrable initially deferred for each row execute function " + name + "()");
+    }
+
     /** A handler that inserts one row per run, tagged with the consumer name. */
     public Handler recorder(String consumer) {
         return (tx, m) -> {

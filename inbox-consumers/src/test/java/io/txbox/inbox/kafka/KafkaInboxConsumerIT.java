@@ -8,6 +8,7 @@ import io.txbox.TxboxTables;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
+import io.txbox.inbox.consumer.CommitCounting;
 import io.txbox.inbox.consumer.CountingListener;
 import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.Effects;
@@ -452,17 +453,7 @@ class KafkaInboxConsumerIT {
         KAFKA.createTopic(topic, 1);
         KAFKA.createTopic(topic + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX, 1);
         String name = "kafka-chain";
-        String schema = PG.schema();
-        try (java.sql.Connection c = PG.dataSource().getConnection(); Statement st = c.createStatement()) {
-            st.execute("create sequence " + schema + ".chain_commit_refusals");
-            st.execute("create function " + schema + ".chain_refuse_commit() returns trigger language plpgsql as $$"
-                    + " begin if new.consumer = '" + name + "' and new.message_key = 'commit-refused'"
-                    + " and nextval('" + schema + ".chain_commit_refusals') <= 2 then"
-                    + " raise exception 'refused at commit' using errcode = '23514'; end if; return null; end $$");
-            st.execute("create constraint trigger chain_refuse_commit after insert on " + schema + ".effects"
-                    + " deferrable initially deferred for each row execute function " + schema
-                    + ".chain_refuse_commit()");
-        }
+        effects.refuseCommits(name, "commit-refused", 2);
         AtomicBoolean failOnce = new AtomicBoolean(true);
         Handler handler = (tx, m) -> {
             if (m.key().equals("poison") || (m.key().equals("flaky") && failOnce.getAndSet(false))) {
@@ -500,38 +491,5 @@ class KafkaInboxConsumerIT {
         // flaky once, the refused commit once (its second try, alone), poison twice before DEAD
         assertThat(listener.retries).hasSize(4);
         assertThat(ds.chained.get()).as("statements carrying a COMMIT").isPositive();
-    }
-
-    /** A data source whose connections count the statements that carry a COMMIT ahead of the receive. */
-    private static final class CommitCounting {
-        final java.util.concurrent.atomic.AtomicInteger chained = new java.util.concurrent.atomic.AtomicInteger();
-        final javax.sql.DataSource proxy;
-
-        CommitCounting(javax.sql.DataSource ds) {
-            proxy = proxy(javax.sql.DataSource.class, ds, (m, args, result) -> m.getName().equals("getConnection")
-                    ? proxy(java.sql.Connection.class, result, (cm, cargs, cresult) -> {
-                        if (cm.getName().equals("prepareStatement") && String.valueOf(cargs[0]).startsWith("COMMIT;")) {
-                            chained.incrementAndGet();
-                        }
-                        return cresult;
-                    })
-                    : result);
-        }
-
-        interface After {
-            Object apply(java.lang.reflect.Method m, Object[] args, Object result);
-        }
-
-        @SuppressWarnings("unchecked")
-        static <T> T proxy(Class<T> type, Object target, After after) {
-            return (T) java.lang.reflect.Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
-                    (p, m, args) -> {
-                        try {
-                            return after.apply(m, args, m.invoke(target, args));
-                        } catch (java.lang.reflect.InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                    });
-        }
     }
 }

@@ -12,6 +12,7 @@ import io.txbox.TxboxTables;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
+import io.txbox.inbox.consumer.CommitCounting;
 import io.txbox.inbox.consumer.CountingListener;
 import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.Effects;
@@ -30,7 +31,9 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -89,8 +92,11 @@ class RabbitInboxConsumerIT {
     }
 
     private RabbitInboxConsumer.Builder builder(String consumer, String queue, Handler handler) {
-        return RabbitInboxConsumer.builder(Inbox.builder(consumer).tables(tables).maxAttempts(3).build(),
-                        PG.dataSource(), handler)
+        return builder(consumer, queue, PG.dataSource(), handler);
+    }
+
+    private RabbitInboxConsumer.Builder builder(String consumer, String queue, DataSource ds, Handler handler) {
+        return RabbitInboxConsumer.builder(Inbox.builder(consumer).tables(tables).maxAttempts(3).build(), ds, handler)
                 .connectionFactory(RABBIT.connectionFactory())
                 .queue(queue)
                 .deadLetterExchange(queue) // one per test, cleaned up with the queue's name
@@ -298,5 +304,83 @@ class RabbitInboxConsumerIT {
         assertThat(mostAtOnce).as("deliveries in the handler at once: concurrency(3), no more").hasValue(3);
         assertThat(seenThreads.keySet()).hasSizeGreaterThanOrEqualTo(3)
                 .allSatisfy(t -> assertThat(t).startsWith("txbox-rabbit-" + name));
+    }
+
+    /**
+     * One channel, the messages queued before the start, one transaction each with every COMMIT
+     * sent with the next message's inbox insert: a duplicate is skipped, a message whose handler
+     * fails once is retried, a poison message is dead-lettered, and a message whose COMMIT a
+     * deferred trigger refuses twice (in the chained round trip, then alone) is not acked until
+     * a later delivery commits it. Every business row once, every message acked once.
+     */
+    @Test
+    void rabbit_chainedCommits_duplicateFailuresAndARefusedCommit_eachMessageOnceAndAllAcked() throws Exception {
+        String queue = queue("chain");
+        String name = consumerName("chain");
+        effects.refuseCommits(name, "commit-refused", 2);
+        AtomicBoolean failOnce = new AtomicBoolean(true);
+        Handler handler = (tx, m) -> {
+            if (m.key().equals("poison") || (m.key().equals("flaky") && failOnce.getAndSet(false))) {
+                throw new IllegalStateException("cannot handle " + m.key());
+            }
+            return effects.recorder(name).handle(tx, m);
+        };
+        CountingListener listener = new CountingListener();
+        CommitCounting ds = new CommitCounting(PG.dataSource());
+        List<String> keys = List.of("ok-0", "ok-1", "ok-0", "ok-2", "flaky", "ok-3", "commit-refused", "ok-4",
+                "poison", "ok-5");
+        for (String key : keys) {
+            send(queue, key, "x", Map.of());
+        }
+        RabbitInboxConsumer consumer = start(builder(name, queue, ds.proxy, handler).listener(listener).build());
+
+        List<GetResponse> dead = deadLetters(queue, 1);
+        await().atMost(WAIT).until(() -> effects.total(name) == 8 && listener.acks.get() == keys.size());
+        consumer.close();
+
+        assertThat(header(dead.get(0), "idempotency-key")).isEqualTo("poison");
+        assertThat(effects.countsByKey(name)).hasSize(8).allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1))
+                .doesNotContainKey("poison");
+        assertThat(channel.messageCount(queue)).as("left in the queue after close").isZero();
+        assertThat(listener.acks).as("acks").hasValue(keys.size());
+        assertThat(listener.count(Outcome.Status.DUPLICATE)).isEqualTo(1);
+        // flaky once, the refused commit once (its second try, alone), poison twice before DEAD
+        assertThat(listener.retries).hasSize(4);
+        assertThat(ds.chained.get()).as("statements carrying a COMMIT").isPositive();
+    }
+
+    /**
+     * close() in the middle of a chain stops it after the message in progress: every committed
+     * message is acked, the rest go back to the queue, and the next consumer runs each once.
+     */
+    @Test
+    void rabbit_chainedCommits_closeMidChain_acksWhatCommittedAndLosesNothing() throws Exception {
+        String queue = queue("chain-close");
+        String name = consumerName("chain-close");
+        Handler slow = (tx, m) -> {
+            try (Statement s = tx.createStatement()) {
+                s.execute("select pg_sleep(0.02)");
+            }
+            return effects.recorder(name).handle(tx, m);
+        };
+        for (int i = 0; i < 40; i++) {
+            send(queue, "cc-" + i, "x", Map.of());
+        }
+        CommitCounting ds = new CommitCounting(PG.dataSource());
+        RabbitInboxConsumer first = start(builder(name, queue, ds.proxy, slow).prefetch(40).build());
+        await().atMost(WAIT).until(() -> effects.total(name) >= 5);
+        first.close();
+        assertThat(first.isRunning()).isFalse();
+        int afterClose = effects.total(name);
+        assertThat(afterClose).as("the chain stopped before its end").isLessThan(40);
+        assertThat(ds.chained.get()).as("statements carrying a COMMIT").isPositive();
+        await().atMost(WAIT).until(() -> channel.messageCount(queue) == 40 - afterClose);
+
+        CountingListener listener = new CountingListener();
+        start(builder(name, queue, slow).listener(listener).build());
+
+        await().atMost(WAIT).until(() -> effects.countsByKey(name).size() == 40);
+        assertThat(effects.countsByKey(name)).allSatisfy((k, n) -> assertThat(n).isEqualTo(1));
+        assertThat(listener.count(Outcome.Status.DUPLICATE)).as("every committed message was acked on close").isZero();
     }
 }
