@@ -30,6 +30,7 @@ import io.txbox.internal.shaded.jooq.impl.DSL;
 import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 import io.txbox.outbox.Lanes;
 import io.txbox.relay.PublishRecord;
+import java.lang.reflect.Method;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -346,6 +347,7 @@ final class PostgresRelayStore implements RelayStore {
         boolean skip = !skipDestinations.isEmpty();
         String sql = afterId == null ? (skip ? claimSkipping : claim) : (skip ? claimAfterSkipping : claimAfter);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
+            BinaryRows.request(ps);
             int i = 1;
             ps.setArray(i++, c.createArrayOf("int2", lanes.toArray()));
             if (skip) {
@@ -368,6 +370,50 @@ final class PostgresRelayStore implements RelayStore {
             }
         }
         return new Claimed(rows, rowLanes);
+    }
+
+    /**
+     * Asks pgjdbc for the claim's rows in binary from the statement's first execution on each
+     * connection ({@code PGStatement.setPrepareThreshold(-1)}: one extra describe round trip per
+     * connection, then a named statement). By default pgjdbc sends a statement's first four
+     * executions as unnamed statements whose rows come as text (the 400-byte payload as 800 hex
+     * digits, {@code created_at} parsed from text through a {@code GregorianCalendar}) and switches
+     * to binary on the fifth: a relay starting or on a new pooled connection then decodes both ways,
+     * so its warm-up compiles the text decoders and the first binary batches deoptimize
+     * {@code PgResultSet} and make the JIT compile the binary ones during the drain. Another driver,
+     * or pgjdbc behind a wrapper that does not unwrap, keeps its own default.
+     */
+    private static final class BinaryRows {
+        private static final @Nullable Class<?> PG_STATEMENT;
+        private static final @Nullable Method SET_PREPARE_THRESHOLD;
+
+        static {
+            Class<?> type = null;
+            Method threshold = null;
+            try {
+                type = Class.forName("org.postgresql.PGStatement", false, PostgresRelayStore.class.getClassLoader());
+                threshold = type.getMethod("setPrepareThreshold", int.class);
+            } catch (ReflectiveOperationException | LinkageError e) {
+                type = null; // no pgjdbc on this class path: nothing to ask
+            }
+            PG_STATEMENT = type;
+            SET_PREPARE_THRESHOLD = threshold;
+        }
+
+        private BinaryRows() {}
+
+        static void request(PreparedStatement ps) throws SQLException {
+            Class<?> type = PG_STATEMENT;
+            Method threshold = SET_PREPARE_THRESHOLD;
+            if (type == null || threshold == null || !ps.isWrapperFor(type)) {
+                return;
+            }
+            try {
+                threshold.invoke(ps.unwrap(type), -1);
+            } catch (ReflectiveOperationException e) {
+                // the driver's own default (text for the first executions) is correct, only slower
+            }
+        }
     }
 
     private static Map<String, String> headers(Array names, Array values) throws SQLException {
