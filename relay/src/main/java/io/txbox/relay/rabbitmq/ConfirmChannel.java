@@ -159,7 +159,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
                 }
             }
         }
-        // completed outside the lock: a future's dependants must not run while the publishing thread waits for it
+        // completed outside the lock: a future's dependants run on this thread and must not keep the publisher waiting for it
         for (int i = 0; i < done.size(); i++) {
             String w = why.get(i);
             if (w == null) {
