@@ -380,37 +380,46 @@ final class PostgresRelayStore implements RelayStore {
      * digits, {@code created_at} parsed from text through a {@code GregorianCalendar}) and switches
      * to binary on the fifth: a relay starting or on a new pooled connection then decodes both ways,
      * so its warm-up compiles the text decoders and the first binary batches deoptimize
-     * {@code PgResultSet} and make the JIT compile the binary ones during the drain. Another driver,
-     * or pgjdbc behind a wrapper that does not unwrap, keeps its own default.
+     * {@code PgResultSet} and make the JIT compile the binary ones during the drain. A connection
+     * configured with {@code prepareThreshold=0} (no named statements, as behind a transaction-mode
+     * PgBouncer) is left as it is, as are other drivers and wrappers that do not unwrap.
      */
     private static final class BinaryRows {
         private static final @Nullable Class<?> PG_STATEMENT;
+        private static final @Nullable Method GET_PREPARE_THRESHOLD;
         private static final @Nullable Method SET_PREPARE_THRESHOLD;
 
         static {
             Class<?> type = null;
-            Method threshold = null;
+            Method get = null;
+            Method set = null;
             try {
                 type = Class.forName("org.postgresql.PGStatement", false, PostgresRelayStore.class.getClassLoader());
-                threshold = type.getMethod("setPrepareThreshold", int.class);
+                get = type.getMethod("getPrepareThreshold");
+                set = type.getMethod("setPrepareThreshold", int.class);
             } catch (ReflectiveOperationException | LinkageError e) {
                 type = null; // no pgjdbc on this class path: nothing to ask
             }
             PG_STATEMENT = type;
-            SET_PREPARE_THRESHOLD = threshold;
+            GET_PREPARE_THRESHOLD = get;
+            SET_PREPARE_THRESHOLD = set;
         }
 
         private BinaryRows() {}
 
         static void request(PreparedStatement ps) throws SQLException {
             Class<?> type = PG_STATEMENT;
-            Method threshold = SET_PREPARE_THRESHOLD;
-            if (type == null || threshold == null || !ps.isWrapperFor(type)) {
+            Method get = GET_PREPARE_THRESHOLD;
+            Method set = SET_PREPARE_THRESHOLD;
+            if (type == null || get == null || set == null || !ps.isWrapperFor(type)) {
                 return;
             }
             try {
-                threshold.invoke(ps.unwrap(type), -1);
-            } catch (ReflectiveOperationException e) {
+                Object pg = ps.unwrap(type);
+                if ((Integer) get.invoke(pg) > 0) {
+                    set.invoke(pg, -1);
+                }
+            } catch (ReflectiveOperationException | ClassCastException e) {
                 // the driver's own default (text for the first executions) is correct, only slower
             }
         }
