@@ -30,6 +30,7 @@ import io.txbox.internal.shaded.jooq.impl.DSL;
 import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 import io.txbox.outbox.Lanes;
 import io.txbox.relay.PublishRecord;
+import java.lang.reflect.Method;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -346,6 +347,7 @@ final class PostgresRelayStore implements RelayStore {
         boolean skip = !skipDestinations.isEmpty();
         String sql = afterId == null ? (skip ? claimSkipping : claim) : (skip ? claimAfterSkipping : claimAfter);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
+            BinaryRows.request(ps);
             int i = 1;
             ps.setArray(i++, c.createArrayOf("int2", lanes.toArray()));
             if (skip) {
@@ -368,6 +370,59 @@ final class PostgresRelayStore implements RelayStore {
             }
         }
         return new Claimed(rows, rowLanes);
+    }
+
+    /**
+     * Asks pgjdbc for the claim's rows in binary from the statement's first execution on each
+     * connection ({@code PGStatement.setPrepareThreshold(-1)}: one extra describe round trip per
+     * connection, then a named statement). By default pgjdbc sends a statement's first four
+     * executions as unnamed statements whose rows come as text (the 400-byte payload as 800 hex
+     * digits, {@code created_at} parsed from text through a {@code GregorianCalendar}) and switches
+     * to binary on the fifth: a relay starting or on a new pooled connection then decodes both ways,
+     * so its warm-up compiles the text decoders and the first binary batches deoptimize
+     * {@code PgResultSet} and make the JIT compile the binary ones during the drain. A connection
+     * configured with {@code prepareThreshold=0} (no named statements, as behind a transaction-mode
+     * PgBouncer) is left as it is, as are other drivers and wrappers that do not unwrap.
+     */
+    private static final class BinaryRows {
+        private static final @Nullable Class<?> PG_STATEMENT;
+        private static final @Nullable Method GET_PREPARE_THRESHOLD;
+        private static final @Nullable Method SET_PREPARE_THRESHOLD;
+
+        static {
+            Class<?> type = null;
+            Method get = null;
+            Method set = null;
+            try {
+                type = Class.forName("org.postgresql.PGStatement", false, PostgresRelayStore.class.getClassLoader());
+                get = type.getMethod("getPrepareThreshold");
+                set = type.getMethod("setPrepareThreshold", int.class);
+            } catch (ReflectiveOperationException | LinkageError e) {
+                type = null; // no pgjdbc on this class path: nothing to ask
+            }
+            PG_STATEMENT = type;
+            GET_PREPARE_THRESHOLD = get;
+            SET_PREPARE_THRESHOLD = set;
+        }
+
+        private BinaryRows() {}
+
+        static void request(PreparedStatement ps) throws SQLException {
+            Class<?> type = PG_STATEMENT;
+            Method get = GET_PREPARE_THRESHOLD;
+            Method set = SET_PREPARE_THRESHOLD;
+            if (type == null || get == null || set == null || !ps.isWrapperFor(type)) {
+                return;
+            }
+            try {
+                Object pg = ps.unwrap(type);
+                if ((Integer) get.invoke(pg) > 0) {
+                    set.invoke(pg, -1);
+                }
+            } catch (ReflectiveOperationException | ClassCastException e) {
+                // the driver's own default (text for the first executions) is correct, only slower
+            }
+        }
     }
 
     private static Map<String, String> headers(Array names, Array values) throws SQLException {

@@ -8,11 +8,13 @@ import com.rabbitmq.client.ReturnListener;
 import com.rabbitmq.client.ShutdownSignalException;
 import io.txbox.relay.PublishException;
 import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,23 +27,32 @@ import org.jspecify.annotations.Nullable;
  * messages on the same channel. Once closed, the channel fails every later publish with the
  * cause of its closing, so no later message of the exchange overtakes one that failed in the
  * same batch; the publisher replaces it only between batches.
+ *
+ * <p>The unconfirmed messages are a queue in sequence order under this object's lock, shared by
+ * the publishing thread and the connection's reader thread (acks, nacks, returns): an ack
+ * (multiple or not) settles from the head, which is where RabbitMQ's confirms arrive.
  */
 final class ConfirmChannel implements ConfirmListener, ReturnListener {
     private final Channel channel;
     private final String exchange;
-    private final ConcurrentSkipListMap<Long, Pending> pending = new ConcurrentSkipListMap<>();
-    private final Map<String, Pending> byMessageId = new ConcurrentHashMap<>();
+    /** Unconfirmed publishes in sequence order; guarded by {@code this}. */
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    /** The same, by message id, for returns; guarded by {@code this}. */
+    private final Map<String, Pending> byMessageId = new HashMap<>();
     private volatile boolean dead;
     private volatile @Nullable PublishException closedBy;
     /** Set by a publish, cleared at the end of each batch; only the owning thread touches it. */
     private boolean usedInBatch;
 
     private static final class Pending {
+        final long seq;
         final String messageId;
         final CompletableFuture<Void> future = new CompletableFuture<>();
-        volatile @Nullable String returned;
+        /** Guarded by the channel's lock. */
+        @Nullable String returned;
 
-        Pending(String messageId) {
+        Pending(long seq, String messageId) {
+            this.seq = seq;
             this.messageId = messageId;
         }
     }
@@ -83,14 +94,15 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
             }
             return CompletableFuture.failedFuture(cause);
         }
-        Pending p = new Pending(props.getMessageId());
-        long seq = channel.getNextPublishSeqNo();
-        pending.put(seq, p);
-        byMessageId.put(p.messageId, p);
+        Pending p = new Pending(channel.getNextPublishSeqNo(), props.getMessageId());
+        synchronized (this) {
+            pending.addLast(p);
+            byMessageId.put(p.messageId, p);
+        }
         try {
             channel.basicPublish(exchange, routingKey, true, props, body);
         } catch (IOException | RuntimeException e) {
-            forget(seq, p);
+            forget(p);
             dead = true;
             p.future.completeExceptionally(e instanceof ShutdownSignalException closed ? failureOf(closed)
                     : PublishException.retryable("RabbitMQ publish to exchange " + exchange + " failed: " + e, e));
@@ -101,10 +113,16 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
     @Override
     public void handleReturn(int replyCode, String replyText, String exchange, String routingKey,
             AMQP.BasicProperties properties, byte[] body) {
-        Pending p = properties.getMessageId() == null ? null : byMessageId.get(properties.getMessageId());
-        if (p != null) {
-            p.returned = "returned by RabbitMQ: " + replyCode + " " + replyText + " (exchange " + exchange
-                    + ", routing key " + routingKey + ")";
+        if (properties.getMessageId() == null) {
+            return;
+        }
+        String why = "returned by RabbitMQ: " + replyCode + " " + replyText + " (exchange " + exchange
+                + ", routing key " + routingKey + ")";
+        synchronized (this) {
+            Pending p = byMessageId.get(properties.getMessageId());
+            if (p != null) {
+                p.returned = why;
+            }
         }
     }
 
@@ -119,19 +137,44 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
     }
 
     private void settle(long tag, boolean multiple, @Nullable String failure) {
-        NavigableMap<Long, Pending> done = multiple ? pending.headMap(tag, true) : pending.subMap(tag, true, tag, true);
-        for (var it = done.entrySet().iterator(); it.hasNext(); ) {
-            var e = it.next();
-            it.remove();
-            Pending p = e.getValue();
-            byMessageId.remove(p.messageId, p);
-            String why = failure != null ? failure : p.returned;
-            if (why == null) {
-                p.future.complete(null);
+        List<Pending> done = new ArrayList<>();
+        List<@Nullable String> why = new ArrayList<>();
+        synchronized (this) {
+            if (multiple) {
+                for (Pending head = pending.peekFirst(); head != null && head.seq <= tag; head = pending.peekFirst()) {
+                    pending.pollFirst();
+                    settled(head, failure, done, why);
+                }
             } else {
-                p.future.completeExceptionally(PublishException.retryable(why, null));
+                for (Iterator<Pending> it = pending.iterator(); it.hasNext(); ) {
+                    Pending p = it.next();
+                    if (p.seq == tag) {
+                        it.remove();
+                        settled(p, failure, done, why);
+                        break;
+                    }
+                    if (p.seq > tag) {
+                        break;
+                    }
+                }
             }
         }
+        // completed outside the lock: a future's dependants run on this thread and must not keep the publisher waiting for it
+        for (int i = 0; i < done.size(); i++) {
+            String w = why.get(i);
+            if (w == null) {
+                done.get(i).future.complete(null);
+            } else {
+                done.get(i).future.completeExceptionally(PublishException.retryable(w, null));
+            }
+        }
+    }
+
+    /** Under the lock: {@code p} is answered; collects it and its failure (null if confirmed). */
+    private void settled(Pending p, @Nullable String failure, List<Pending> done, List<@Nullable String> why) {
+        byMessageId.remove(p.messageId, p);
+        done.add(p);
+        why.add(failure != null ? failure : p.returned);
     }
 
     private void shutdown(ShutdownSignalException cause) {
@@ -139,12 +182,15 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
         closedBy = failure;
         dead = true;
         // unconfirmed messages may or may not have arrived: retrying them is the at-least-once choice
-        for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
-            Pending p = it.next().getValue();
-            it.remove();
+        List<Pending> lost;
+        synchronized (this) {
+            lost = new ArrayList<>(pending);
+            pending.clear();
+            byMessageId.clear();
+        }
+        for (Pending p : lost) {
             p.future.completeExceptionally(failure);
         }
-        byMessageId.clear();
     }
 
     /** A missing exchange (channel error 404) as such; any other closing as a retryable failure. */
@@ -154,8 +200,8 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
                 : PublishException.retryable("RabbitMQ channel closed before the confirm: " + cause.getMessage(), cause);
     }
 
-    private void forget(long seq, Pending p) {
-        pending.remove(seq, p);
+    private synchronized void forget(Pending p) {
+        pending.removeLastOccurrence(p);
         byMessageId.remove(p.messageId, p);
     }
 
