@@ -74,7 +74,8 @@ final class ScaleOut extends Scenario {
     /** One drain: processes, rate, what came back. */
     record Run(int processes, long rows, double seconds, double msgsPerSec, long lost, long duplicates,
             long orderViolations, Map<String, Long> publishedPerProcess, double relayCpuSeconds,
-            Map<String, Object> perProcess, Map<String, Double> cpu, List<Map<String, Object>> warmupRounds) {}
+            Map<String, Object> perProcess, Map<String, Double> cpu, List<Map<String, Object>> warmupRounds,
+            Map<String, Object> outboxReads) {}
 
     @Override
     void configure(Options o) {
@@ -282,7 +283,6 @@ final class ScaleOut extends Scenario {
                     cpuSplit.put("kafka_broker", Report.round(spent[1], 2));
                     cpuSplit.put("relay_db_sessions", Report.round(spent[2], 2));
                 }
-                detail.put("outbox_scans", scans);
                 for (Child c : children) {
                     c.endInput();
                 }
@@ -293,11 +293,11 @@ final class ScaleOut extends Scenario {
                 KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, warmup + rows,
                         Duration.ofSeconds(15), check::accept);
                 Run r = new Run(p, rows, Report.round(secs, 2), rows / secs, back.lost(), back.duplicates(), check.violations,
-                        perProcess, Report.round(spent != null ? spent[0] : cpu, 1), detail, cpuSplit, warmupRounds);
+                        perProcess, Report.round(spent != null ? spent[0] : cpu, 1), detail, cpuSplit, warmupRounds, scans);
                 log("%d process%s%s: %,d rows in %.2f s = %,.0f msg/s; lost %d, duplicates %d, order violations %d; per process %s;"
-                                + " CPU of the relay JVMs during the drain %.1f s; CPU split %s; per process %s", p, p == 1 ? "" : "es",
+                                + " CPU of the relay JVMs during the drain %.1f s; CPU split %s; per process %s; outbox reads %s", p, p == 1 ? "" : "es",
                         kill == null ? "" : " (one killed)", rows, secs, r.msgsPerSec(), r.lost(), r.duplicates(),
-                        r.orderViolations(), perProcess, cpu, cpuSplit, detail);
+                        r.orderViolations(), perProcess, r.relayCpuSeconds(), cpuSplit, detail, scans);
                 return r;
             } finally {
                 for (Child c : children) {
@@ -315,12 +315,14 @@ final class ScaleOut extends Scenario {
         if (env.mariadb) {
             return null;
         }
-        String sql = "SELECT i.idx_scan, i.idx_tup_read, i.idx_tup_fetch, t.n_tup_del FROM pg_stat_user_indexes i"
+        String sql = "SELECT i.idx_scan, i.idx_tup_read, i.idx_tup_fetch, t.n_tup_del, t.seq_scan, t.seq_tup_read,"
+                + " (SELECT wal_bytes FROM pg_stat_wal)::bigint, (SELECT wal_fpi FROM pg_stat_wal) FROM pg_stat_user_indexes i"
                 + " JOIN pg_stat_user_tables t ON t.relid = i.relid WHERE i.relid = ?::regclass AND i.indexrelname LIKE '%outbox_pk'";
         try (Connection c = env.adminConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, env.outboxTable());
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)} : null;
+                return rs.next() ? new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5),
+                        rs.getLong(6), rs.getLong(7), rs.getLong(8)} : null;
             }
         }
     }
@@ -346,6 +348,11 @@ final class ScaleOut extends Scenario {
         m.put("index_entries_per_row", Report.round((now[1] - before[1]) / (double) rows, 2));
         m.put("table_rows_per_row", Report.round((now[2] - before[2]) / (double) rows, 2));
         m.put("deleted", now[3] - before[3]);
+        m.put("seq_scans", now[4] - before[4]);
+        m.put("seq_rows_per_row", Report.round((now[5] - before[5]) / (double) rows, 2));
+        // the whole server's WAL meanwhile (other databases' work included)
+        m.put("wal_bytes_per_row", Report.round((now[6] - before[6]) / (double) rows, 0));
+        m.put("wal_full_page_images", now[7] - before[7]);
         return m;
     }
 
