@@ -12,39 +12,54 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
- * CPU seconds a phase cost on this machine, per process: this JVM (the relay or the bare client),
- * its child processes (the private Kafka broker) and the PostgreSQL backends of one pool (each
- * session is a process there; on MariaDB they are threads of the server, so none are counted).
- * Read from the operating system before and after the phase; a broker given with {@code --kafka}
- * is not a child process and counts 0. This JVM's share is also split by thread (Linux only,
- * from {@code /proc/self/task}): its JIT compiler threads and its GC threads, so a phase that
- * pays for compiling code another phase then runs compiled shows as such.
+ * CPU seconds a phase cost on this machine, per process: the JVMs under test (this one, the
+ * relay or the bare client, or the relay processes of {@code scale-out}), this JVM's other child
+ * processes (the private Kafka broker) and the PostgreSQL backends of some sessions (each session
+ * is a process there; on MariaDB they are threads of the server, so none are counted). Read from
+ * the operating system before and after the phase; a broker given with {@code --kafka} is not a
+ * child process and counts 0. The JVMs' share is also split by thread (Linux only, from {@code
+ * /proc/<pid>/task}): their JIT compiler threads and their GC threads, so a phase that pays for
+ * compiling code another phase then runs compiled shows as such.
  */
 final class CpuAccount {
+    private final List<ProcessHandle> jvms;
     private final List<Long> backends;
     private final double jvm;
     private final double children;
     private final double db;
-    /** CPU seconds of this JVM's JIT compiler and GC threads, by thread id. */
+    /** CPU seconds of the JVMs' JIT compiler and GC threads, by process and thread id. */
     private final Map<String, double[]> jitGc;
 
-    private CpuAccount(List<Long> backends) {
+    private CpuAccount(List<ProcessHandle> jvms, List<Long> backends) {
+        this.jvms = jvms;
         this.backends = backends;
-        this.jitGc = jitGcThreads();
-        this.jvm = seconds(ProcessHandle.current());
-        this.children = ProcessHandle.current().descendants().mapToDouble(CpuAccount::seconds).sum();
+        this.jitGc = jitGcThreads(jvms);
+        this.jvm = jvms.stream().mapToDouble(CpuAccount::seconds).sum();
+        Set<Long> counted = jvms.stream().map(ProcessHandle::pid).collect(Collectors.toSet());
+        this.children = ProcessHandle.current().descendants().filter(p -> !counted.contains(p.pid()))
+                .mapToDouble(CpuAccount::seconds).sum();
         this.db = backends.stream().mapToDouble(pid -> ProcessHandle.of(pid).map(CpuAccount::seconds).orElse(0.0)).sum();
     }
 
-    /** Starts counting; {@code pool} names the pool whose database sessions count, or null for none. */
+    /** Starts counting this JVM; {@code pool} names the pool whose database sessions count, or null for none. */
     static CpuAccount start(BenchEnv env, String pool) throws SQLException {
+        return start(env, List.of(ProcessHandle.current()), pool == null ? List.of() : List.of(env.applicationName(pool)));
+    }
+
+    /**
+     * Starts counting the given JVMs (child processes of this one, or this one) and the database
+     * sessions whose application name is one of {@code applicationNames}.
+     */
+    static CpuAccount start(BenchEnv env, List<ProcessHandle> jvms, List<String> applicationNames) throws SQLException {
         List<Long> pids = new ArrayList<>();
-        if (pool != null && !env.mariadb) {
+        if (!applicationNames.isEmpty() && !env.mariadb) {
             try (Connection c = env.adminConnection();
-                    PreparedStatement ps = c.prepareStatement("SELECT pid FROM pg_stat_activity WHERE application_name = ?")) {
-                ps.setString(1, env.applicationName(pool));
+                    PreparedStatement ps = c.prepareStatement("SELECT pid FROM pg_stat_activity WHERE application_name = ANY(?)")) {
+                ps.setArray(1, c.createArrayOf("text", applicationNames.toArray()));
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         pids.add(rs.getLong(1));
@@ -52,16 +67,17 @@ final class CpuAccount {
                 }
             }
         }
-        return new CpuAccount(pids);
+        return new CpuAccount(List.copyOf(jvms), pids);
     }
 
     /**
-     * CPU seconds since {@link #start}: this JVM, its child processes, the pool's database
-     * sessions, and of this JVM's, its JIT compiler threads and its GC threads (a thread that
-     * ended meanwhile, as idle compiler threads do, counts 0).
+     * CPU seconds since {@link #start}: the JVMs counted, this JVM's other child processes, the
+     * database sessions, and of the JVMs', their JIT compiler threads and their GC threads (a
+     * thread that ended meanwhile, as idle compiler threads do, counts 0; so does a JVM that
+     * ended).
      */
     double[] since() {
-        CpuAccount now = new CpuAccount(backends);
+        CpuAccount now = new CpuAccount(jvms, backends);
         double jit = 0;
         double gc = 0;
         for (Map.Entry<String, double[]> e : now.jitGc.entrySet()) {
@@ -72,32 +88,34 @@ final class CpuAccount {
         return new double[] {now.jvm - jvm, now.children - children, now.db - db, jit, gc};
     }
 
-    /** Thread id to {JIT seconds, GC seconds} for this JVM's compiler and GC threads; empty off Linux. */
-    private static Map<String, double[]> jitGcThreads() {
+    /** "pid/tid" to {JIT seconds, GC seconds} for the JVMs' compiler and GC threads; empty off Linux. */
+    private static Map<String, double[]> jitGcThreads(List<ProcessHandle> jvms) {
         Map<String, double[]> threads = new HashMap<>();
-        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
-            for (Path task : tasks) {
-                String stat;
-                try {
-                    stat = Files.readString(task.resolve("stat"));
-                } catch (IOException e) {
-                    continue; // the thread ended
+        for (ProcessHandle p : jvms) {
+            try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Long.toString(p.pid()), "task"))) {
+                for (Path task : tasks) {
+                    String stat;
+                    try {
+                        stat = Files.readString(task.resolve("stat"));
+                    } catch (IOException e) {
+                        continue; // the thread ended
+                    }
+                    // pid (comm) state ... utime stime: the 14th and 15th fields, in clock ticks (1/100 s)
+                    int open = stat.indexOf('(');
+                    int close = stat.lastIndexOf(')');
+                    String comm = stat.substring(open + 1, close);
+                    boolean jit = comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre");
+                    boolean gc = comm.startsWith("GC Thread") || comm.startsWith("G1 ") || comm.equals("VM Thread");
+                    if (!jit && !gc) {
+                        continue;
+                    }
+                    String[] f = stat.substring(close + 2).split(" ");
+                    double secs = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
+                    threads.put(p.pid() + "/" + task.getFileName(), jit ? new double[] {secs, 0} : new double[] {0, secs});
                 }
-                // pid (comm) state ... utime stime: the 14th and 15th fields, in clock ticks (1/100 s)
-                int open = stat.indexOf('(');
-                int close = stat.lastIndexOf(')');
-                String comm = stat.substring(open + 1, close);
-                boolean jit = comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre");
-                boolean gc = comm.startsWith("GC Thread") || comm.startsWith("G1 ") || comm.equals("VM Thread");
-                if (!jit && !gc) {
-                    continue;
-                }
-                String[] f = stat.substring(close + 2).split(" ");
-                double secs = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
-                threads.put(task.getFileName().toString(), jit ? new double[] {secs, 0} : new double[] {0, secs});
+            } catch (IOException | RuntimeException e) {
+                // off Linux, or the process ended: its threads count 0
             }
-        } catch (IOException | RuntimeException e) {
-            return Map.of();
         }
         return threads;
     }

@@ -35,9 +35,15 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * ({@code --processes}), each a separate JVM ({@link RelayProcess}) with the relay's settings,
  * on one outbox, to a fresh Kafka topic per run. The clock runs from the moment every process
  * is ready and told to go until the last row is confirmed. With {@code --warmup-rows} (per
- * process), the processes first drain a warm-up backlog and share the lanes out; then the
- * measured backlog commits in one transaction while they run, and the clock starts at its
- * commit: it measures warm JVMs (class loading and JIT compilation paid before), not start-up.
+ * process), the processes first drain warm-up backlogs, up to {@code --warmup-rounds} of them
+ * (fewer once JIT compilation is below a tenth of a round's relay CPU), and share the lanes out;
+ * then the measured backlog commits in one transaction while they run, and the clock starts at
+ * its commit: it measures warm JVMs (class loading and most JIT compilation paid before), not
+ * start-up. Every JVM compiles the same code, so with a single short warm-up N processes paid N
+ * times the compiler's work inside the timed window. The drain's CPU is split into the relay
+ * JVMs (and of it their JIT and GC threads), the Kafka broker and the relays' database sessions,
+ * and the outbox's index statistics say how many primary-key entries and table rows the claims
+ * and deletes read per row.
  * The kill run starts cold, so its kill catches a process mid-drain. Every run is read back from Kafka:
  * per routing key the outbox ids must increase (a record older than one already seen for its
  * key, and not itself seen before, is an order violation; a record seen before is a duplicate,
@@ -49,8 +55,13 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * out first: {@code --lane-lease-s}).
  */
 final class ScaleOut extends Scenario {
+    /** Warm-up ends once JIT compilation takes at most this share of a round's relay CPU. */
+    private static final double WARM_JIT_SHARE = 0.1;
     private long rows;
     private long warmupRows;
+    private int maxWarmupRounds;
+    /** Row numbers go on across runs: step keys stay unique and follow the outbox ids. */
+    private long nextRow;
     private List<Integer> processes;
     private int killProcesses;
     private double killAt;
@@ -62,13 +73,17 @@ final class ScaleOut extends Scenario {
 
     /** One drain: processes, rate, what came back. */
     record Run(int processes, long rows, double seconds, double msgsPerSec, long lost, long duplicates,
-            long orderViolations, Map<String, Long> publishedPerProcess, double relayCpuSeconds) {}
+            long orderViolations, Map<String, Long> publishedPerProcess, double relayCpuSeconds,
+            Map<String, Object> perProcess, Map<String, Double> cpu, List<Map<String, Object>> warmupRounds,
+            Map<String, Object> outboxReads) {}
 
     @Override
     void configure(Options o) {
         rows = o.longValue("rows", 200_000, "rows in the backlog of every run");
         warmupRows = o.longValue("warmup-rows", 20_000,
                 "rows per process drained before each run's clock starts, so every JVM is warm (JIT-compiled); 0 = measure from a cold start");
+        maxWarmupRounds = o.intValue("warmup-rounds", 4, "warm-up rounds of --warmup-rows per process at most; they stop"
+                + " once a round's JIT compilation is below " + Math.round(WARM_JIT_SHARE * 100) + "% of the relay JVMs' CPU");
         processes = new ArrayList<>();
         for (String p : o.string("processes", "1,2,4", "relay process counts, one run each").split(",")) {
             try {
@@ -87,6 +102,9 @@ final class ScaleOut extends Scenario {
             if (v != null) {
                 relayArgs.put(name, v);
             }
+        }
+        if (maxWarmupRounds < 1) {
+            throw new Options.UsageException("--warmup-rounds must be 1 or more, but was " + maxWarmupRounds);
         }
         if (warmupRows < 0) {
             throw new Options.UsageException("--warmup-rows must be 0 or more, but was " + warmupRows);
@@ -108,15 +126,13 @@ final class ScaleOut extends Scenario {
         byte[] payload = payload(payloadSize);
         List<Run> runs = new ArrayList<>();
         List<Html.Series> lines = new ArrayList<>();
-        long base = 0;
         for (int p : processes) {
-            runs.add(drain(p, base, writers, outbox, payload, lines, null));
-            base += warmupRows * p + rows;
+            runs.add(drain(p, writers, outbox, payload, lines, null));
         }
         Map<String, Object> kill = null;
         if (killProcesses > 1) {
             kill = new LinkedHashMap<>();
-            runs.add(drain(killProcesses, base, writers, outbox, payload, lines, kill));
+            runs.add(drain(killProcesses, writers, outbox, payload, lines, kill));
         }
         orderViolations = runs.stream().mapToLong(Run::orderViolations).sum();
         lost = runs.stream().mapToLong(Run::lost).sum();
@@ -124,6 +140,12 @@ final class ScaleOut extends Scenario {
         for (Run r : runs.subList(0, processes.size())) {
             report.figure("msgs_per_sec_" + r.processes(), Report.round(r.msgsPerSec(), 0), "msg/s");
             report.figure("relay_cpu_s_" + r.processes(), r.relayCpuSeconds(), "s");
+            if (!r.cpu().isEmpty()) {
+                // where the machine's CPU went during the drain: the relays' JIT, the broker, the database sessions
+                report.figure("relay_jit_s_" + r.processes(), r.cpu().get("relay_jit"), "s")
+                        .figure("broker_cpu_s_" + r.processes(), r.cpu().get("kafka_broker"), "s")
+                        .figure("db_cpu_s_" + r.processes(), r.cpu().get("relay_db_sessions"), "s");
+            }
         }
         for (Run r : runs.subList(1, processes.size())) {
             report.figure("ratio_" + r.processes() + "_to_1", Report.round(r.msgsPerSec() / one.msgsPerSec(), 3), "");
@@ -144,8 +166,9 @@ final class ScaleOut extends Scenario {
             report.target("ratio_" + max + "_to_1", ">=", 0.9);
         }
         report.target("order_violations", "==", 0).target("lost", "==", 0);
-        report.note((warmupRows > 0 ? String.format(Locale.ROOT, "warm JVMs: each run's processes first drain %,d rows per process and share the lanes out;"
-                + " the clock starts when the measured backlog commits, in one transaction", warmupRows)
+        report.note((warmupRows > 0 ? String.format(Locale.ROOT, "warm JVMs: each run's processes first drain %,d rows per process,"
+                + " up to %d times, and share the lanes out; the clock starts when the measured backlog commits, in one transaction",
+                warmupRows, maxWarmupRounds)
                 : "each process is a fresh JVM (no JIT warm-up)") + ", " + relayRun.workers + " workers, batch "
                 + relayRun.batchSize + "; every run drains the same number of rows to its own topic");
         html(runs, lines, kill);
@@ -155,7 +178,7 @@ final class ScaleOut extends Scenario {
      * Writes {@code rows}, drains them with {@code p} processes, reads them back; kills one when
      * {@code kill} is given. Adds the run's publish rate per second to {@code lines}.
      */
-    private Run drain(int p, long base, HikariDataSource writers, Outbox outbox, byte[] payload, List<Html.Series> lines,
+    private Run drain(int p, HikariDataSource writers, Outbox outbox, byte[] payload, List<Html.Series> lines,
             Map<String, Object> kill) throws Exception {
         try (Destination dest = Destination.create(Broker.KAFKA, env, "scale-" + p, relayRun.producer)) {
             freeLanes();
@@ -169,17 +192,41 @@ final class ScaleOut extends Scenario {
                 }
                 // one writer thread: outbox ids then follow the row numbers, which the order check reads
                 // the kill run starts cold: warm processes drain a small backlog before the kill can catch one mid-drain
-                long warmup = kill == null ? warmupRows * p : 0;
+                boolean warm = kill == null && warmupRows > 0;
+                long warmup = 0;
+                List<Map<String, Object>> warmupRounds = new ArrayList<>();
                 Timeline line;
                 long t0;
+                CpuAccount account = null;
+                long[] scansBefore = null;
                 String name = p + (p == 1 ? " process" : " processes") + (kill == null ? "" : ", one killed");
-                if (warmup > 0) {
-                    Backlog.fill(writers, outbox, dest.name, base, warmup, 1, 1000, payload, 0, null);
+                List<ProcessHandle> jvms = children.stream().map(c -> c.process.toHandle()).toList();
+                if (warm) {
                     for (Child c : children) {
                         c.go();
                     }
-                    awaitPublished(children, warmup);
-                    awaitEmpty(Duration.ofSeconds(60));
+                    // rounds of --warmup-rows per process until the JIT compilers are (nearly) done: every JVM
+                    // compiles the same code, so a clock that ran while they still compiled would charge N
+                    // processes N times that work
+                    double jitShare;
+                    do {
+                        for (Child c : children) {
+                            c.measure(null);
+                        }
+                        CpuAccount round = CpuAccount.start(env, jvms, List.of());
+                        long n = warmupRows * p;
+                        Backlog.fill(writers, outbox, dest.name, nextRow, n, 1, 1000, payload, 0, null);
+                        nextRow += n;
+                        warmup += n;
+                        awaitPublished(children, n);
+                        awaitEmpty(Duration.ofSeconds(60));
+                        double[] spent = round.since();
+                        jitShare = spent[0] > 0 ? spent[3] / spent[0] : 0;
+                        warmupRounds.add(Map.of("rows", n, "relay_cpu_s", Report.round(spent[0], 2),
+                                "relay_jit_s", Report.round(spent[3], 2)));
+                        log("%d process%s, warm-up round %d: %,d rows, relay CPU %.2f s, of which JIT compilation %.2f s",
+                                p, p == 1 ? "" : "es", warmupRounds.size(), n, spent[0], spent[3]);
+                    } while (jitShare > WARM_JIT_SHARE && warmupRounds.size() < maxWarmupRounds);
                     awaitLanesShared(children);
                     RelayRun.vacuum(env);
                     line = new Timeline(name, System.nanoTime());
@@ -187,10 +234,15 @@ final class ScaleOut extends Scenario {
                         c.measure(line);
                     }
                     // one transaction: the whole backlog becomes claimable at its commit, while the relays run
-                    Backlog.fill(writers, outbox, dest.name, base + warmup, rows, 1, (int) rows, payload, 0, null);
+                    Backlog.fill(writers, outbox, dest.name, nextRow, rows, 1, (int) rows, payload, 0, null);
+                    nextRow += rows;
                     t0 = System.nanoTime();
+                    scansBefore = outboxScans();
+                    // from the commit on: the relays' polls of the uncommitted backlog during the fill are not the drain's
+                    account = CpuAccount.start(env, jvms, children.stream().map(c -> c.id).toList());
                 } else {
-                    Backlog.fill(writers, outbox, dest.name, base, rows, 1, 1000, payload, 0, null);
+                    Backlog.fill(writers, outbox, dest.name, nextRow, rows, 1, 1000, payload, 0, null);
+                    nextRow += rows;
                     RelayRun.vacuum(env);
                     t0 = System.nanoTime();
                     line = new Timeline(name, t0);
@@ -208,14 +260,28 @@ final class ScaleOut extends Scenario {
                     killOne(children, kill);
                     end = awaitEmpty(Duration.ofSeconds(relayRun.laneLease.toSeconds() * 3 + 60));
                 }
+                double[] spent = account == null ? null : account.since();
                 awaitEmpty(Duration.ofSeconds(60));
+                Map<String, Object> scans = scansBefore == null ? Map.of() : scanned(scansBefore);
                 double secs = (end - t0) / 1e9;
                 lines.add(line.series(0));
                 Map<String, Long> perProcess = new LinkedHashMap<>();
+                Map<String, Object> detail = new LinkedHashMap<>();
                 double cpu = 0;
                 for (Child c : children) {
                     perProcess.put(c.id, c.published.get());
                     cpu += Math.max(0, c.cpuSeconds() - c.cpuBefore); // a killed process reads 0
+                    // when each process confirmed its last row, and in how many batches: a straggler shows here
+                    detail.put(c.id, Map.of("rows", c.published.get(), "batches", c.batches.get(),
+                            "done_s", Report.round(Math.max(0, c.lastNanos - t0) / 1e9, 2)));
+                }
+                Map<String, Double> cpuSplit = new LinkedHashMap<>();
+                if (spent != null) {
+                    cpuSplit.put("relay_jvms", Report.round(spent[0], 2));
+                    cpuSplit.put("relay_jit", Report.round(spent[3], 2));
+                    cpuSplit.put("relay_gc", Report.round(spent[4], 2));
+                    cpuSplit.put("kafka_broker", Report.round(spent[1], 2));
+                    cpuSplit.put("relay_db_sessions", Report.round(spent[2], 2));
                 }
                 for (Child c : children) {
                     c.endInput();
@@ -227,11 +293,11 @@ final class ScaleOut extends Scenario {
                 KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, warmup + rows,
                         Duration.ofSeconds(15), check::accept);
                 Run r = new Run(p, rows, Report.round(secs, 2), rows / secs, back.lost(), back.duplicates(), check.violations,
-                        perProcess, Report.round(cpu, 1));
+                        perProcess, Report.round(spent != null ? spent[0] : cpu, 1), detail, cpuSplit, warmupRounds, scans);
                 log("%d process%s%s: %,d rows in %.2f s = %,.0f msg/s; lost %d, duplicates %d, order violations %d; per process %s;"
-                                + " CPU of the relay JVMs during the drain %.1f s", p, p == 1 ? "" : "es",
+                                + " CPU of the relay JVMs during the drain %.1f s; CPU split %s; per process %s; outbox reads %s", p, p == 1 ? "" : "es",
                         kill == null ? "" : " (one killed)", rows, secs, r.msgsPerSec(), r.lost(), r.duplicates(),
-                        r.orderViolations(), perProcess, cpu);
+                        r.orderViolations(), perProcess, r.relayCpuSeconds(), cpuSplit, detail, scans);
                 return r;
             } finally {
                 for (Child c : children) {
@@ -239,6 +305,55 @@ final class ScaleOut extends Scenario {
                 }
             }
         }
+    }
+
+    /**
+     * The outbox's statistics: {primary key scans, index entries they read, rows they fetched from
+     * the table, rows deleted}; {@code null} on MariaDB, which keeps no such counts.
+     */
+    private long[] outboxScans() throws SQLException {
+        if (env.mariadb) {
+            return null;
+        }
+        String sql = "SELECT i.idx_scan, i.idx_tup_read, i.idx_tup_fetch, t.n_tup_del, t.seq_scan, t.seq_tup_read,"
+                + " (SELECT wal_bytes FROM pg_stat_wal)::bigint, (SELECT wal_fpi FROM pg_stat_wal) FROM pg_stat_user_indexes i"
+                + " JOIN pg_stat_user_tables t ON t.relid = i.relid WHERE i.relid = ?::regclass AND i.indexrelname LIKE '%outbox_pk'";
+        try (Connection c = env.adminConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, env.outboxTable());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5),
+                        rs.getLong(6), rs.getLong(7), rs.getLong(8)} : null;
+            }
+        }
+    }
+
+    /**
+     * What the drain's claims read per row published: primary key entries and table rows visited
+     * (a claim of a worker's lanes walks the rows of every other lane in between, and the rows
+     * deleted but not yet vacuumed). The sessions report their counts about once a second, so this
+     * waits until the drain's deletes are all counted (at most 10 s).
+     */
+    private Map<String, Object> scanned(long[] before) throws SQLException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long[] now = outboxScans();
+        while (now != null && now[3] - before[3] < rows && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+            now = outboxScans();
+        }
+        if (now == null) {
+            return Map.of();
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("scans", now[0] - before[0]);
+        m.put("index_entries_per_row", Report.round((now[1] - before[1]) / (double) rows, 2));
+        m.put("table_rows_per_row", Report.round((now[2] - before[2]) / (double) rows, 2));
+        m.put("deleted", now[3] - before[3]);
+        m.put("seq_scans", now[4] - before[4]);
+        m.put("seq_rows_per_row", Report.round((now[5] - before[5]) / (double) rows, 2));
+        // the whole server's WAL meanwhile (other databases' work included)
+        m.put("wal_bytes_per_row", Report.round((now[6] - before[6]) / (double) rows, 0));
+        m.put("wal_full_page_images", now[7] - before[7]);
+        return m;
     }
 
     /** Lanes left by an earlier run (a killed process's lease) would hold the next run back. */
@@ -411,6 +526,9 @@ final class ScaleOut extends Scenario {
         final String id;
         final Process process;
         final AtomicLong published = new AtomicLong();
+        /** Confirmed batches since {@link #measure}, and when the last one came. */
+        final AtomicLong batches = new AtomicLong();
+        volatile long lastNanos;
         private final CountDownLatch ready = new CountDownLatch(1);
         private final OutputStream stdin;
         private final Path log;
@@ -422,7 +540,13 @@ final class ScaleOut extends Scenario {
             this.id = id;
             this.log = Files.createTempFile("txbox-bench-" + id + "-", ".log");
             List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Xms256m", "-Xmx512m", "-cp", System.getProperty("java.class.path"), RelayProcess.class.getName(),
+                    "-Xms256m", "-Xmx512m"));
+            // JVM options for the relay processes only (a profiler agent, a JIT log), space-separated
+            String extra = System.getProperty("txbox.bench.relay-jvm-opts", "").trim();
+            if (!extra.isEmpty()) {
+                cmd.addAll(List.of(extra.split("\\s+")));
+            }
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), RelayProcess.class.getName(),
                     "--jdbc-url=" + env.jdbcUrl, "--user=" + env.user, "--password=" + env.password, "--schema=" + env.schema,
                     "--bootstrap=" + env.kafkaBootstrap(), "--topic=" + topic, "--relay-id=" + id));
             relayArgs.forEach((k, v) -> cmd.add("--" + k + "=" + v));
@@ -435,6 +559,8 @@ final class ScaleOut extends Scenario {
                         if (l.startsWith("P ")) {
                             long n = Long.parseLong(l.substring(2).trim());
                             published.addAndGet(n);
+                            batches.incrementAndGet();
+                            lastNanos = System.nanoTime();
                             Timeline t = line;
                             if (t != null) {
                                 t.record(n);
@@ -465,6 +591,7 @@ final class ScaleOut extends Scenario {
         /** From now on: rows published count from 0 into {@code publishLine}, and the CPU is the run's. */
         void measure(Timeline publishLine) {
             published.set(0);
+            batches.set(0);
             cpuBefore = cpuSeconds();
             this.line = publishLine;
         }
@@ -527,8 +654,9 @@ final class ScaleOut extends Scenario {
         html.paragraph(String.format(Locale.ROOT, "%,d rows of %d B per run, drained to Kafka by 1 to %d relay processes"
                         + " (separate JVMs, %d workers each, batch %d) on one outbox; %s", rows, payloadSize,
                         processes.get(processes.size() - 1), relayRun.workers, relayRun.batchSize, warmupRows > 0
-                                ? String.format(Locale.ROOT, "the same processes first drained %,d rows per process and shared the"
-                                        + " lanes out; the clock starts when the measured backlog commits (one transaction).", warmupRows)
+                                ? String.format(Locale.ROOT, "the same processes first drained %,d rows per process, up to %d times,"
+                                        + " and shared the lanes out; the clock starts when the measured backlog commits (one transaction).",
+                                        warmupRows, maxWarmupRounds)
                                 : "each process starts cold (no warm-up: the clock starts when every process is ready)."))
                 .paragraph(rows < 100_000 ? String.format(Locale.ROOT, "Short run: %,d rows per drain (the default is 200,000);"
                         + " start-up dominates.", rows) : "")

@@ -171,14 +171,21 @@ class BenchSmokeIT {
 
     @Test
     void scaleOut_relayProcessesKeepTheOrderAndTakeOverTheLanesOfAKilledOne() throws Exception {
-        JsonNode bench = run("scale-out", "--rows", "4000", "--warmup-rows", "1000", "--batch", "100", "--processes", "1,2", "--lane-lease-s", "3",
-                "--kafka", kafka);
+        JsonNode bench = run("scale-out", "--rows", "4000", "--warmup-rows", "1000", "--warmup-rounds", "2", "--batch", "100",
+                "--processes", "1,2", "--lane-lease-s", "3", "--kafka", kafka);
         assertThat(bench.at("/figures/msgs_per_sec_1").asDouble()).isPositive();
         assertThat(bench.at("/figures/ratio_2_to_1").asDouble()).isPositive();
         assertThat(bench.at("/figures/order_violations").asLong()).isZero();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
         assertThat(bench.at("/figures/killed_lanes").asInt()).isPositive();
         assertThat(bench.at("/figures/handover_s").asDouble()).isPositive();
+        // each measured run was warmed by at most --warmup-rounds, and every process's rows are accounted for
+        for (JsonNode r : List.of(bench.at("/figures/runs/0"), bench.at("/figures/runs/1"))) {
+            assertThat(r.at("/warmupRounds").size()).isBetween(1, 2);
+            assertThat(r.at("/perProcess").size()).isEqualTo(r.at("/processes").asInt());
+        }
+        // the sessions report their counts about once a second: a few warm-up deletes may fall in the window
+        assertThat(bench.at("/figures/runs/1/outboxReads/deleted").asLong()).isGreaterThanOrEqualTo(4000);
     }
 
     private static JsonNode run(String... args) throws Exception {
