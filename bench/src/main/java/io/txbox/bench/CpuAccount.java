@@ -23,31 +23,51 @@ import java.util.stream.Collectors;
  * the operating system before and after the phase; a broker given with {@code --kafka} is not a
  * child process and counts 0. The JVMs' share is also split by thread (Linux only, from {@code
  * /proc/<pid>/task}): their JIT compiler threads and their GC threads, so a phase that pays for
- * compiling code another phase then runs compiled shows as such.
+ * compiling code another phase then runs compiled shows as such. A local RabbitMQ broker (an
+ * Erlang VM of its own, not a child) counts with the brokers where a phase names it ({@link
+ * #localRabbit}).
  */
 final class CpuAccount {
     private final List<ProcessHandle> jvms;
     private final List<Long> backends;
+    private final List<ProcessHandle> brokers;
     private final double jvm;
     private final double children;
     private final double db;
     /** CPU seconds of the JVMs' JIT compiler and GC threads, by process and thread id. */
     private final Map<String, double[]> jitGc;
 
-    private CpuAccount(List<ProcessHandle> jvms, List<Long> backends) {
+    private CpuAccount(List<ProcessHandle> jvms, List<Long> backends, List<ProcessHandle> brokers) {
         this.jvms = jvms;
         this.backends = backends;
+        this.brokers = brokers;
         this.jitGc = jitGcThreads(jvms);
         this.jvm = jvms.stream().mapToDouble(CpuAccount::seconds).sum();
         Set<Long> counted = jvms.stream().map(ProcessHandle::pid).collect(Collectors.toSet());
         this.children = ProcessHandle.current().descendants().filter(p -> !counted.contains(p.pid()))
-                .mapToDouble(CpuAccount::seconds).sum();
+                .mapToDouble(CpuAccount::seconds).sum() + brokers.stream().mapToDouble(CpuAccount::seconds).sum();
         this.db = backends.stream().mapToDouble(pid -> ProcessHandle.of(pid).map(CpuAccount::seconds).orElse(0.0)).sum();
     }
 
     /** Starts counting this JVM; {@code pool} names the pool whose database sessions count, or null for none. */
     static CpuAccount start(BenchEnv env, String pool) throws SQLException {
-        return start(env, List.of(ProcessHandle.current()), pool == null ? List.of() : List.of(env.applicationName(pool)));
+        return start(env, pool, List.of());
+    }
+
+    /** {@link #start(BenchEnv, String)}, counting {@code brokers} (other processes) with the broker. */
+    static CpuAccount start(BenchEnv env, String pool, List<ProcessHandle> brokers) throws SQLException {
+        CpuAccount a = start(env, List.of(ProcessHandle.current()), pool == null ? List.of() : List.of(env.applicationName(pool)));
+        return new CpuAccount(a.jvms, a.backends, List.copyOf(brokers));
+    }
+
+    /**
+     * The RabbitMQ broker on this machine (the Erlang VM that boots {@code rabbit}), or none when
+     * it runs elsewhere or cannot be seen.
+     */
+    static List<ProcessHandle> localRabbit() {
+        return ProcessHandle.allProcesses()
+                .filter(p -> p.info().commandLine().map(c -> c.contains("beam") && c.contains(" rabbit ")).orElse(false))
+                .toList();
     }
 
     /**
@@ -67,7 +87,7 @@ final class CpuAccount {
                 }
             }
         }
-        return new CpuAccount(List.copyOf(jvms), pids);
+        return new CpuAccount(List.copyOf(jvms), pids, List.of());
     }
 
     /**
@@ -77,7 +97,7 @@ final class CpuAccount {
      * ended).
      */
     double[] since() {
-        CpuAccount now = new CpuAccount(jvms, backends);
+        CpuAccount now = new CpuAccount(jvms, backends, brokers);
         double jit = 0;
         double gc = 0;
         for (Map.Entry<String, double[]> e : now.jitGc.entrySet()) {

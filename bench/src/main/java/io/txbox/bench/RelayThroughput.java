@@ -132,6 +132,8 @@ final class RelayThroughput extends Scenario {
             long backlogAtEnd = 0;
             Relay relay;
             CpuAccount relayCpu = null;
+            // the RabbitMQ broker is not a child process: count it where it is the destination
+            List<ProcessHandle> brokers = dest instanceof Destination.RabbitDestination ? CpuAccount.localRabbit() : List.of();
             if (mode.equals("drain")) {
                 fillRate = Backlog.fill(writers, outbox, dest.name, 0, rows, fillThreads, txSize, payload, 0, writeLine);
                 log("backlog of %,d rows written at %,.0f rows/s", rows, fillRate);
@@ -144,7 +146,7 @@ final class RelayThroughput extends Scenario {
                 }
                 RelayRun.vacuum(env);
                 relay = relayRun.build(relayDs, env, dest, counter, null, "bench-relay");
-                relayCpu = CpuAccount.start(env, "relay");
+                relayCpu = CpuAccount.start(env, "relay", brokers);
                 profiler("start");
                 t0 = System.nanoTime();
                 relay.start();
@@ -172,7 +174,7 @@ final class RelayThroughput extends Scenario {
             Histogram batchLatency = counter.batchLatencyMicros.getIntervalHistogram();
             // the bare client, same messages, same broker, same run: what the relay is measured against
             log("bare client: %,d messages", bareMsgs.size());
-            CpuAccount bareCpu = CpuAccount.start(env, null);
+            CpuAccount bareCpu = CpuAccount.start(env, null, brokers);
             long bareStart = System.nanoTime();
             Bare.Result bare = dest.bare(bareMsgs, bareWindows);
             double bareWall = (System.nanoTime() - bareStart) / 1e9;

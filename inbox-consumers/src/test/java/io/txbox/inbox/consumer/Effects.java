@@ -7,7 +7,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 
 /**
@@ -39,6 +41,29 @@ public final class Effects {
                 + " raise exception 'refused at commit' using errcode = '23514'; end if; return null; end $$");
         execute("create constraint trigger " + name.substring(name.indexOf('.') + 1) + " after insert on " + table
                 + " deferrable initially deferred for each row execute function " + name + "()");
+    }
+
+    /**
+     * The chained-commit scenario's messages, in order: a duplicate ({@code ok-0} twice), a
+     * message that fails once ({@code flaky}), one whose COMMIT is refused ({@code commit-refused},
+     * see {@link #refuseCommits}) and a poison message ({@code poison}).
+     */
+    public static final List<String> CHAIN_KEYS = List.of("ok-0", "ok-1", "ok-0", "ok-2", "flaky", "ok-3",
+            "commit-refused", "ok-4", "poison", "ok-5");
+
+    /**
+     * {@link #recorder} for the chained-commit scenario: {@code poison} always fails, {@code flaky}
+     * fails its first run.
+     */
+    public Handler chainScenario(String consumer) {
+        AtomicBoolean failOnce = new AtomicBoolean(true);
+        Handler recorder = recorder(consumer);
+        return (tx, m) -> {
+            if (m.key().equals("poison") || (m.key().equals("flaky") && failOnce.getAndSet(false))) {
+                throw new IllegalStateException("cannot handle " + m.key());
+            }
+            return recorder.handle(tx, m);
+        };
     }
 
     /** A handler that inserts one row per run, tagged with the consumer name. */

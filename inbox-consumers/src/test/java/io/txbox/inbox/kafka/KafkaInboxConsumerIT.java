@@ -454,17 +454,10 @@ class KafkaInboxConsumerIT {
         KAFKA.createTopic(topic + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX, 1);
         String name = "kafka-chain";
         effects.refuseCommits(name, "commit-refused", 2);
-        AtomicBoolean failOnce = new AtomicBoolean(true);
-        Handler handler = (tx, m) -> {
-            if (m.key().equals("poison") || (m.key().equals("flaky") && failOnce.getAndSet(false))) {
-                throw new IllegalStateException("cannot handle " + m.key());
-            }
-            return effects.recorder(name).handle(tx, m);
-        };
+        Handler handler = effects.chainScenario(name);
         CountingListener listener = new CountingListener();
         CommitCounting ds = new CommitCounting(PG.dataSource());
-        List<String> keys = List.of("ok-0", "ok-1", "ok-0", "ok-2", "flaky", "ok-3", "commit-refused", "ok-4",
-                "poison", "ok-5");
+        List<String> keys = Effects.CHAIN_KEYS;
         for (String key : keys) {
             send(topic, 0, key, "x", Map.of());
         }

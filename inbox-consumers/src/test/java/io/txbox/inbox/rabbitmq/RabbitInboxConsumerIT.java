@@ -31,7 +31,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -318,17 +317,10 @@ class RabbitInboxConsumerIT {
         String queue = queue("chain");
         String name = consumerName("chain");
         effects.refuseCommits(name, "commit-refused", 2);
-        AtomicBoolean failOnce = new AtomicBoolean(true);
-        Handler handler = (tx, m) -> {
-            if (m.key().equals("poison") || (m.key().equals("flaky") && failOnce.getAndSet(false))) {
-                throw new IllegalStateException("cannot handle " + m.key());
-            }
-            return effects.recorder(name).handle(tx, m);
-        };
+        Handler handler = effects.chainScenario(name);
         CountingListener listener = new CountingListener();
         CommitCounting ds = new CommitCounting(PG.dataSource());
-        List<String> keys = List.of("ok-0", "ok-1", "ok-0", "ok-2", "flaky", "ok-3", "commit-refused", "ok-4",
-                "poison", "ok-5");
+        List<String> keys = Effects.CHAIN_KEYS;
         for (String key : keys) {
             send(queue, key, "x", Map.of());
         }
