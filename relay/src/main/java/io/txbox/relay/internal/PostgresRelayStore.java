@@ -229,20 +229,13 @@ final class PostgresRelayStore implements RelayStore {
             s.execute("SET idle_in_transaction_session_timeout = " + guard);
             s.execute("SET statement_timeout = " + guard);
             s.execute("SET synchronous_commit = off");
-            // every statement of the relay reads the outbox by its primary key (a claim in id order, a
-            // delete by ids); but the outbox is mostly empty, and so are its statistics after a vacuum
-            // or an analyze: planned from them (no column statistics), the claims and deletes of a
-            // backlog that arrived since were sequential scans of the whole table, every batch
-            // (200,000 rows: 120-330 ms a claim, 5 s of database CPU a drain), custom plans or not
-            s.execute("SET enable_seqscan = off");
         }
     }
 
     @Override
     public void resetSession(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
-            s.execute("RESET idle_in_transaction_session_timeout; RESET statement_timeout; RESET synchronous_commit;"
-                    + " RESET enable_seqscan");
+            s.execute("RESET idle_in_transaction_session_timeout; RESET statement_timeout; RESET synchronous_commit;");
         }
     }
 
