@@ -65,9 +65,15 @@ final class CpuAccount {
      * it runs elsewhere or cannot be seen.
      */
     static List<ProcessHandle> localRabbit() {
-        return ProcessHandle.allProcesses()
-                .filter(p -> p.info().commandLine().map(c -> c.contains("beam") && c.contains(" rabbit ")).orElse(false))
-                .toList();
+        return ProcessHandle.allProcesses().filter(p -> {
+            try {
+                // the whole command line (ProcessHandle.Info may leave a long one out)
+                String line = Files.readString(Path.of("/proc", Long.toString(p.pid()), "cmdline")).replace('\0', ' ');
+                return line.contains("beam") && line.contains(" rabbit ");
+            } catch (IOException | RuntimeException e) {
+                return false; // off Linux, or the process ended
+            }
+        }).toList();
     }
 
     /**
