@@ -131,7 +131,7 @@ final class ScaleOut extends Scenario {
         Backlog.fill(writers, outbox, "scale-seed", nextRow, n, 1, 1000, payload, 0, null);
         nextRow += n;
         RelayRun.vacuum(env);
-        try (java.sql.Connection c = env.adminConnection(); java.sql.Statement st = c.createStatement()) {
+        try (Connection c = env.adminConnection(); Statement st = c.createStatement()) {
             st.executeUpdate("DELETE FROM " + env.outboxTable());
         }
     }

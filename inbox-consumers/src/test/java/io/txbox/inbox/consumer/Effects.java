@@ -66,6 +66,17 @@ public final class Effects {
         };
     }
 
+    /** {@link #recorder} after {@code pg_sleep(seconds)} in the handler's transaction: a slow handler. */
+    public Handler slowRecorder(String consumer, double seconds) {
+        Handler recorder = recorder(consumer);
+        return (tx, m) -> {
+            try (Statement s = tx.createStatement()) {
+                s.execute("select pg_sleep(" + seconds + ")");
+            }
+            return recorder.handle(tx, m);
+        };
+    }
+
     /** A handler that inserts one row per run, tagged with the consumer name. */
     public Handler recorder(String consumer) {
         return (tx, m) -> {

@@ -20,7 +20,6 @@ import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestPostgres;
 import io.txbox.testkit.TestRabbit;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -246,12 +245,7 @@ class RabbitInboxConsumerIT {
     void rabbit_gracefulClose_finishesInFlightAndLosesNothing() throws Exception {
         String queue = queue("graceful");
         String name = consumerName("graceful");
-        Handler slow = (tx, m) -> {
-            try (Statement s = tx.createStatement()) {
-                s.execute("select pg_sleep(0.02)");
-            }
-            return effects.recorder(name).handle(tx, m);
-        };
+        Handler slow = effects.slowRecorder(name, 0.02);
         for (int i = 0; i < 40; i++) {
             send(queue, "g-" + i, "x", Map.of());
         }
@@ -349,12 +343,7 @@ class RabbitInboxConsumerIT {
     void rabbit_chainedCommits_closeMidChain_acksWhatCommittedAndLosesNothing() throws Exception {
         String queue = queue("chain-close");
         String name = consumerName("chain-close");
-        Handler slow = (tx, m) -> {
-            try (Statement s = tx.createStatement()) {
-                s.execute("select pg_sleep(0.02)");
-            }
-            return effects.recorder(name).handle(tx, m);
-        };
+        Handler slow = effects.slowRecorder(name, 0.02);
         for (int i = 0; i < 40; i++) {
             send(queue, "cc-" + i, "x", Map.of());
         }
