@@ -83,10 +83,9 @@ public final class DeliveryProcessor {
     private final KeyLogs keyLogs;
     private final AtomicInteger consecutiveErrors = new AtomicInteger();
     private final AtomicInteger deadLetterFailures = new AtomicInteger();
-    // Whether the database chains commits; null until a connection said which database it is.
-    private volatile @Nullable Boolean chains;
-    // Whether a batch receives its inbox rows in one call; null until a connection said which database.
-    private volatile @Nullable Boolean receivesTogether;
+    // Whether the database is PostgreSQL, where commits chain and a batch's inbox rows go in one
+    // statement; null until a connection said which database it is.
+    private volatile @Nullable Boolean postgres;
 
     DeliveryProcessor(ConsumerOptions b) {
         this.consumer = b.consumer();
@@ -174,18 +173,17 @@ public final class DeliveryProcessor {
      * insert: atomic mode, one delivery per transaction, on PostgreSQL.
      */
     public boolean chains() {
-        Boolean known = chains;
+        if (store != null || batchSize > 1) {
+            return false;
+        }
+        Boolean known = postgres;
         if (known == null) {
-            if (store != null || batchSize > 1) {
-                known = false;
-            } else {
-                try {
-                    known = Dialect.of(database()) == Dialect.POSTGRESQL;
-                } catch (RuntimeException e) {
-                    return false; // the database is unreachable: ask again next time
-                }
+            try {
+                known = Dialect.of(database()) == Dialect.POSTGRESQL;
+            } catch (RuntimeException e) {
+                return false; // the database is unreachable: ask again next time
             }
-            chains = known;
+            postgres = known;
         }
         return known;
     }
@@ -256,10 +254,10 @@ public final class DeliveryProcessor {
 
     /** Whether a batch receives its inbox rows in one call: on PostgreSQL. */
     private boolean receivesTogether(Connection c) throws SQLException {
-        Boolean known = receivesTogether;
+        Boolean known = postgres;
         if (known == null) {
             known = Dialect.of(c) == Dialect.POSTGRESQL;
-            receivesTogether = known;
+            postgres = known;
         }
         return known;
     }
