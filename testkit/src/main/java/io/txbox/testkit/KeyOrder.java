@@ -18,77 +18,77 @@ import java.util.Set;
  * payload of strictly sequential transactions.
  */
 public final class KeyOrder {
-    private final Map<String, Long> highest = new HashMap<>();
-    private final Set<String> seen = new HashSet<>();
-    private final List<String> violations = new ArrayList<>();
-    private long records;
-    private long duplicates;
+  private final Map<String, Long> highest = new HashMap<>();
+  private final Set<String> seen = new HashSet<>();
+  private final List<String> violations = new ArrayList<>();
+  private long records;
+  private long duplicates;
 
-    /** Feeds one record in arrival order: its routing key and its place in the key's order. */
-    public KeyOrder add(String key, long sequence) {
-        Objects.requireNonNull(key, "key");
-        records++;
-        if (!seen.add(key + '\u0000' + sequence)) {
-            duplicates++;
-            return this;
-        }
-        Long before = highest.get(key);
-        if (before != null && before > sequence) {
-            violations.add("key " + key + ": " + sequence + " arrived after " + before);
-        } else {
-            highest.put(key, sequence);
-        }
-        return this;
+  /** Feeds one record in arrival order: its routing key and its place in the key's order. */
+  public KeyOrder add(String key, long sequence) {
+    Objects.requireNonNull(key, "key");
+    records++;
+    if (!seen.add(key + '\u0000' + sequence)) {
+      duplicates++;
+      return this;
     }
+    Long before = highest.get(key);
+    if (before != null && before > sequence) {
+      violations.add("key " + key + ": " + sequence + " arrived after " + before);
+    } else {
+      highest.put(key, sequence);
+    }
+    return this;
+  }
 
-    /** Feeds {@code key:sequence} payloads, the shape most tests write. */
-    public static KeyOrder ofPayloads(List<String> payloads) {
-        KeyOrder order = new KeyOrder();
-        for (String p : payloads) {
-            int colon = p.lastIndexOf(':');
-            if (colon < 0) {
-                throw new IllegalArgumentException("not a key:sequence payload: " + p);
-            }
-            order.add(p.substring(0, colon), Long.parseLong(p.substring(colon + 1)));
-        }
-        return order;
+  /** Feeds {@code key:sequence} payloads, the shape most tests write. */
+  public static KeyOrder ofPayloads(List<String> payloads) {
+    KeyOrder order = new KeyOrder();
+    for (String p : payloads) {
+      int colon = p.lastIndexOf(':');
+      if (colon < 0) {
+        throw new IllegalArgumentException("not a key:sequence payload: " + p);
+      }
+      order.add(p.substring(0, colon), Long.parseLong(p.substring(colon + 1)));
     }
+    return order;
+  }
 
-    /** Feeds records of one key per map entry, each list in arrival order. */
-    public static KeyOrder ofArrivals(Map<String, ? extends List<? extends Number>> byKey) {
-        KeyOrder order = new KeyOrder();
-        byKey.forEach((key, values) -> values.forEach(v -> order.add(key, v.longValue())));
-        return order;
-    }
+  /** Feeds records of one key per map entry, each list in arrival order. */
+  public static KeyOrder ofArrivals(Map<String, ? extends List<? extends Number>> byKey) {
+    KeyOrder order = new KeyOrder();
+    byKey.forEach((key, values) -> values.forEach(v -> order.add(key, v.longValue())));
+    return order;
+  }
 
-    /** Records that arrived after a later record of their key, each described. */
-    public List<String> violations() {
-        return List.copyOf(violations);
-    }
+  /** Records that arrived after a later record of their key, each described. */
+  public List<String> violations() {
+    return List.copyOf(violations);
+  }
 
-    /** How many records arrived after a later record of their key. */
-    public int violationCount() {
-        return violations.size();
-    }
+  /** How many records arrived after a later record of their key. */
+  public int violationCount() {
+    return violations.size();
+  }
 
-    /** Records fed, repeats included. */
-    public long records() {
-        return records;
-    }
+  /** Records fed, repeats included. */
+  public long records() {
+    return records;
+  }
 
-    /** Repeats of a record already seen. */
-    public long duplicates() {
-        return duplicates;
-    }
+  /** Repeats of a record already seen. */
+  public long duplicates() {
+    return duplicates;
+  }
 
-    /** Distinct records seen. */
-    public int distinct() {
-        return seen.size();
-    }
+  /** Distinct records seen. */
+  public int distinct() {
+    return seen.size();
+  }
 
-    @Override
-    public String toString() {
-        return records + " records, " + duplicates + " duplicates, " + violations.size() + " order violations"
-                + (violations.isEmpty() ? "" : ": " + violations.subList(0, Math.min(10, violations.size())));
-    }
+  @Override
+  public String toString() {
+    return records + " records, " + duplicates + " duplicates, " + violations.size() + " order violations"
+        + (violations.isEmpty() ? "" : ": " + violations.subList(0, Math.min(10, violations.size())));
+  }
 }
