@@ -52,20 +52,36 @@ import org.jspecify.annotations.Nullable;
  * commits.
  *
  * <h2>Ordering</h2>
- * Rows of one routing key are published in id order, by one worker at a time, with any number
- * of relay instances, as long as publishes succeed. A failed row blocks its lane until the
- * row's retry is due, so no later row of that key overtakes it in a later batch; rows of the
- * same key that were already in flight in the same batch when the failed row's send failed
- * asynchronously do reach the broker before its retry (a send that fails at once holds back
- * the rest of its lane's batch). A dead-lettered row no longer holds its key back, and neither
- * does a delayed row ({@code OutboxMessage.delay}). Rows that commit out of id order are never
- * missed; they are published when they become visible, so rows of one key written by
- * concurrent transactions go out in the order they became visible, not necessarily id order.
- * A worker's claim starts above the last id of a batch it committed cleanly at least 1 s before
- * (so it does not walk the rows it deleted), and from the lowest id at least every 5 s: a row
- * that becomes visible or due below that floor (committed more than 1 s after its insert, a
- * delayed row coming due, a dead letter retried with its id) is published by that full claim,
- * at most about 5 s later than otherwise.
+ * The promise: if transaction T1 commits before transaction T2 begins, and both send a row with
+ * the same routing key to the same destination, T1's row is published before T2's. It holds with
+ * any number of relay instances and workers, on PostgreSQL and on MariaDB, through stalls and
+ * pauses of a worker, restarts, lane takeovers, broker outages and retries:
+ * <ul>
+ *   <li>Rows of one key are claimed in id order by one worker at a time. A claim that sees T2's
+ *       row sees T1's too (it committed before T2 began), and a batch transaction's later claims
+ *       take only rows that were due when its first claim ran.</li>
+ *   <li>A failed row blocks its lane until its retry is due, so no later row of its key
+ *       overtakes it in a later batch. One exception, from the broker: rows of the key that were
+ *       already on the wire in the same batch when the broker refused the row asynchronously can
+ *       reach it before the retry (a send that fails at once holds back the rest of its lane's
+ *       batch).</li>
+ *   <li>Rows of one key from overlapping transactions go out in id order among the rows one claim
+ *       sees; a row that commits after a higher id of its key was already published follows it.</li>
+ *   <li>A delayed row ({@code OutboxMessage.delay}, {@code availableAt}) does not hold back its
+ *       key: it is published once due, after whatever of its key was published before. A delay is
+ *       a schedule for that one message; to delay a key's later messages too, delay them as
+ *       well.</li>
+ *   <li>A dead-lettered row no longer holds back its key; retried from the dead letters, it is
+ *       published after what its key published meanwhile.</li>
+ * </ul>
+ * To spare the claim the index entries of the rows it deleted, a worker's claim starts above a
+ * floor, and from the lowest id at least every 5 s. The floor passes an id only once no
+ * transaction can still make a row at or below it visible: on PostgreSQL the worker reads which
+ * transactions hold a write lock on the outbox ({@code pg_locks}, readable by every role) and
+ * waits for them to end. On MariaDB and MySQL, where that takes the {@code PROCESS} privilege,
+ * every claim starts from the lowest id. A delayed row coming due below the floor, or a dead
+ * letter retried with its id, is published by the full claim, at most about 5 s after it is
+ * due.
  *
  * <h2>Cost</h2>
  * Each worker holds one connection while running. On PostgreSQL it runs its batch transactions

@@ -121,46 +121,6 @@ class KafkaRelayIT {
         }
     }
 
-    /**
-     * A row that commits longer after taking its id than the claim floor's settle time (1 s) lies
-     * below the floor of the claims that follow: it is published by the next full claim from the
-     * lowest id (at most 5 s later), after rows that committed after it.
-     */
-    @ParameterizedTest
-    @ArgumentsSource(TestDatabases.Each.class)
-    void relay_rowCommittedPastTheFloor_publishedByTheNextFullClaim(TestDatabase database) throws Exception {
-        db = DB.get(database.kind());
-        String topic = topic("late");
-        String outbox = db.table(db.tables.outboxTable());
-        AtomicLong skew = new AtomicLong();
-        try (Relay relay = relay(kafka(KAFKA.bootstrapServers()), "late", topic).workers(1)
-                        .ticker(() -> System.nanoTime() + skew.get()).build();
-                Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic);
-                Connection a = db.ds.getConnection()) {
-            a.setAutoCommit(false);
-            db.outbox.send(a, Db.message("A", "late", "k-a", "A")); // the smallest id, committed last
-            relay.start();
-            db.send(Db.message("B", "late", "k-b", "B"));
-            consumed.awaitStepKeys(1, Duration.ofSeconds(20));
-            await().atMost(Duration.ofSeconds(10)).until(() ->
-                    db.queryLong("SELECT count(*) FROM " + outbox + " WHERE step_key = 'B:step'") == 0);
-            skew.addAndGet(Duration.ofMillis(1_100).toNanos()); // B's id becomes the floor
-            db.send(Db.message("D", "late", "k-d", "D"));
-            // D's batch was claimed after the move, so every later claim starts above the floor
-            consumed.awaitStepKeys(2, Duration.ofSeconds(3));
-            a.commit();
-            db.send(Db.message("C", "late", "k-c", "C"));
-            consumed.awaitStepKeys(3, Duration.ofSeconds(3));
-            assertThat(consumed.stepKeys()).containsExactlyInAnyOrder("B:step", "D:step", "C:step");
-            assertThat(db.queryLong("SELECT count(*) FROM " + outbox + " WHERE step_key = 'A:step'")).isEqualTo(1);
-
-            skew.addAndGet(Duration.ofSeconds(5).toNanos()); // the next full claim is due
-            consumed.awaitStepKeys(4, Duration.ofSeconds(20));
-            assertThat(consumed.stepKeys()).containsExactlyInAnyOrder("A:step", "B:step", "C:step", "D:step");
-            await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
-        }
-    }
-
     @ParameterizedTest
     @ArgumentsSource(TestDatabases.Each.class)
     void relay_unknownDestination_deadLettersWithReason(TestDatabase database) {

@@ -33,6 +33,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The relay's statements on MariaDB 10.6+ and MySQL 8.0+, rendered once per relay: strings around
@@ -55,6 +56,8 @@ final class MariaDbRelayStore implements RelayStore {
     /** MariaDB / MySQL ER_NO_SUCH_TABLE. */
     private static final int NO_SUCH_TABLE = 1146;
     private static final String NOW = "CURRENT_TIMESTAMP(6)";
+    /** The due time of a claim above the floor, which is not chained: the statement's own time alone decides. */
+    private static final BigDecimal DUE_NOW = BigDecimal.valueOf(253_402_300_799L);
     /** A JSON array parameter of numbers, as a one-column table {@code j(v)} of {@code type}. */
     private static final String IDS = "(SELECT j.v FROM JSON_TABLE(?, '$[*]' COLUMNS (v %s PATH '$')) AS j)";
 
@@ -122,11 +125,13 @@ final class MariaDbRelayStore implements RelayStore {
         renewLane = "UPDATE " + l + " SET lease_until = " + NOW + " + INTERVAL ? MICROSECOND WHERE lane = ?";
 
         String columns = OutboxColumns.MESSAGE.stream().map(Field::getName).collect(Collectors.joining(", "));
-        String claimed = "SELECT id, " + columns + ", UNIX_TIMESTAMP(created_at), attempts FROM " + o
-                + " WHERE lane IN " + lanesParam + " AND available_at <= " + NOW;
+        // the statement's own time comes back with the rows: CURRENT_TIMESTAMP moves within a
+        // transaction here, and the transaction's chained claims take only rows due by then
+        String claimed = "SELECT id, " + columns + ", UNIX_TIMESTAMP(created_at), attempts, UNIX_TIMESTAMP(" + NOW
+                + ") FROM " + o + " WHERE lane IN " + lanesParam + " AND available_at <= " + NOW;
         // only while a destination waits for its target: its rows stay unclaimed, in order
         String skipping = " AND NOT JSON_CONTAINS(?, JSON_QUOTE(destination))";
-        String after = " AND id > ?";
+        String after = " AND id > ? AND UNIX_TIMESTAMP(available_at) <= ?";
         // no row locks, as PostgresRelayStore's claim: the locked lanes with their fences make the worker the only claimant
         String tail = " ORDER BY id LIMIT ?";
         claim = claimed + tail;
@@ -343,22 +348,29 @@ final class MariaDbRelayStore implements RelayStore {
 
     @Override
     public Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException {
-        return claim(c, lanes, limit, skipDestinations, -1);
+        return claim(c, lanes, limit, skipDestinations, -1, null);
     }
 
     @Override
-    public Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
-            throws SQLException {
-        return claim(c, lanes, limit, skipDestinations, afterId);
+    public Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId,
+            @Nullable Claimed first) throws SQLException {
+        return claim(c, lanes, limit, skipDestinations, afterId, first == null ? null : first.dueBy());
     }
 
-    /** {@link #claim}, restricted to ids above {@code afterId} unless it is negative. */
-    private Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
-            throws SQLException {
+    /** Without {@code PROCESS} no session sees the others' transactions, so the claim floor stays at the lowest id. */
+    @Override
+    public @Nullable Set<String> outboxWriters(Connection c) {
+        return null;
+    }
+
+    /** {@link #claim}, restricted to ids above {@code afterId} and rows due by {@code dueBy} unless it is negative. */
+    private Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId,
+            @Nullable BigDecimal dueBy) throws SQLException {
         List<PublishRecord> rows = new ArrayList<>(Math.min(limit, 1024));
         short[] rowLanes = new short[limit];
         boolean skip = !skipDestinations.isEmpty();
         boolean after = afterId >= 0;
+        BigDecimal statementTime = null;
         String sql = after ? (skip ? claimAfterSkipping : claimAfter) : (skip ? claimSkipping : claim);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int i = 1;
@@ -368,11 +380,13 @@ final class MariaDbRelayStore implements RelayStore {
             }
             if (after) {
                 ps.setLong(i++, afterId);
+                ps.setBigDecimal(i++, dueBy == null ? DUE_NOW : dueBy);
             }
             ps.setInt(i, limit);
             try (ResultSet rs = ps.executeQuery()) {
-                // id, the message in OutboxColumns.MESSAGE order (lane the 6th column), created_at, attempts
+                // id, the message in OutboxColumns.MESSAGE order (lane the 6th column), created_at, attempts, now
                 while (rs.next()) {
+                    statementTime = rs.getBigDecimal(15);
                     rowLanes[rows.size()] = rs.getShort(6);
                     rows.add(new PublishRecord(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
                             rs.getString(5), rs.getBytes(7), headers(rs.getString(8), rs.getString(9)), rs.getString(10),
@@ -380,7 +394,7 @@ final class MariaDbRelayStore implements RelayStore {
                 }
             }
         }
-        return new Claimed(rows, rowLanes);
+        return new Claimed(rows, rowLanes, statementTime);
     }
 
     private static Map<String, String> headers(String names, String values) {

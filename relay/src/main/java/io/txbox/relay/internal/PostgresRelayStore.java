@@ -40,9 +40,11 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -87,6 +89,7 @@ final class PostgresRelayStore implements RelayStore {
     private final String deadLetter;
     private final String backlog;
     private final String missingTables;
+    private final String outboxWriters;
 
     PostgresRelayStore(TxboxTables tables) {
         DSLContext r = Jooq.renderer(tables);
@@ -157,6 +160,13 @@ final class PostgresRelayStore implements RelayStore {
         deadLetter = deadLetterStatement(r);
         backlog = backlogQuery(r);
         // a template: to_regclass, the catalog lookup that answers null for a missing table, has no jOOQ form
+        // a template: pg_locks is a catalog view without generated types. A writer takes its
+        // RowExclusiveLock (or a stronger one) when its statement starts, before any id; the
+        // pid plus the virtual transaction id is never reused for another transaction
+        outboxWriters = "SELECT coalesce(pid::text, '') || ':' || virtualtransaction FROM pg_locks WHERE locktype = 'relation'"
+                + " AND relation = to_regclass('" + tables.qualified(tables.outboxTable()).replace("'", "''") + "')"
+                + " AND mode IN ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')"
+                + " AND pid IS DISTINCT FROM pg_backend_pid()";
         missingTables = sql(r.select(column("t", "n", String.class))
                 .from(unnest("t", List.of("n", "q"), SQLDataType.VARCHAR, SQLDataType.VARCHAR))
                 .where(DSL.field("to_regclass({0})", Object.class, column("t", "q", String.class)).isNull())
@@ -334,10 +344,22 @@ final class PostgresRelayStore implements RelayStore {
         return claim(c, lanes, limit, skipDestinations, null);
     }
 
+    /** {@code first} is not needed: a transaction's current time stands still, so its claims share one due time. */
     @Override
-    public Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
-            throws SQLException {
+    public Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId,
+            @Nullable Claimed first) throws SQLException {
         return claim(c, lanes, limit, skipDestinations, afterId);
+    }
+
+    @Override
+    public Set<String> outboxWriters(Connection c) throws SQLException {
+        Set<String> writers = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(outboxWriters); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                writers.add(rs.getString(1));
+            }
+        }
+        return writers;
     }
 
     private Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, @Nullable Long afterId)
@@ -369,7 +391,7 @@ final class PostgresRelayStore implements RelayStore {
                 }
             }
         }
-        return new Claimed(rows, rowLanes);
+        return new Claimed(rows, rowLanes, null);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.txbox.relay.internal;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Dialect;
 import io.txbox.relay.PublishRecord;
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -11,6 +12,8 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Every statement the relay runs against the database, behind one seam: lane membership and
@@ -84,14 +87,30 @@ interface RelayStore {
 
     /**
      * {@link #claim} restricted to ids above {@code afterId}: the next batch of a transaction that
-     * already holds the claimed rows up to that id, so it can be claimed while they are still being
-     * published, or a claim above the worker's {@link ClaimFloor}.
+     * already holds the claimed rows up to that id ({@code first}, that transaction's first claim),
+     * so it can be claimed while they are still being published, or a claim above the worker's
+     * {@link ClaimFloor} ({@code first} null). A chained claim takes only rows that were due when
+     * {@code first} ran: a row whose transaction began after it may belong to a key with a row
+     * below {@code afterId} that committed meanwhile, and must wait for the next transaction's
+     * claim from below.
      */
-    Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId)
-            throws SQLException;
+    Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId,
+            @Nullable Claimed first) throws SQLException;
 
-    /** Claimed rows and the lane of each. */
-    record Claimed(List<PublishRecord> rows, short[] lanes) {}
+    /**
+     * Claimed rows and the lane of each; {@code dueBy} is the database time the rows were due by,
+     * in epoch seconds, where the database's clock moves within a transaction (null where a
+     * transaction's time stands still, as on PostgreSQL).
+     */
+    record Claimed(List<PublishRecord> rows, short[] lanes, @Nullable BigDecimal dueBy) {}
+
+    /**
+     * The transactions writing to the outbox now, other than the caller's, as tokens that are
+     * never reused: a writer locks the table before it takes an id, so every transaction that
+     * holds an id it has not yet committed is among them. {@code null} where the database cannot
+     * tell, and then the {@link ClaimFloor} stays at the lowest id.
+     */
+    @Nullable Set<String> outboxWriters(Connection c) throws SQLException;
 
     /** Deletes the confirmed rows. */
     void delete(Connection c, long[] ids) throws SQLException;

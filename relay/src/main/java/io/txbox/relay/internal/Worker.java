@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -134,15 +135,23 @@ final class Worker implements Runnable {
             claimed = open.isEmpty() ? null : claim(c, open, started);
             if (claimed == null || claimed.rows().isEmpty()) {
                 c.commit();
-                return 0;
             }
         } catch (SQLException | RuntimeException e) {
             rollbackQuietly(c);
             throw e;
         }
+        if (claimed == null) {
+            return 0;
+        }
+        if (claimed.rows().isEmpty()) {
+            floor.committed(0, true, true);
+            sampleWriters(c);
+            return 0;
+        }
         List<Settled> settled = new ArrayList<>(2);
         int total = 0;
         BatchPublisher.Sent unconfirmed = null;
+        boolean reachedEnd = claimed.rows().size() < settings.batchSize();
         try {
             RelayStore.Claimed current = claimed;
             BatchPublisher.Sent sent = publisher.send(current.rows(), current.lanes());
@@ -150,11 +159,12 @@ final class Worker implements Runnable {
             while (true) {
                 long claimedAt = ticker.getAsLong();
                 RelayStore.Claimed next = settled.size() + 1 < MAX_CHAINED_BATCHES && chainable()
-                        ? store.claimAfter(c, open, settings.batchSize(), engine.waits().paused(), lastId(current))
+                        ? store.claimAfter(c, open, settings.batchSize(), engine.waits().paused(), lastId(current), claimed)
                         : null;
                 BatchPublisher.Result result = publisher.await(sent);
                 unconfirmed = null;
                 long publishedAt = ticker.getAsLong();
+                reachedEnd |= next != null && next.rows().size() < settings.batchSize();
                 boolean sendNext = next != null && !next.rows().isEmpty() && result.clean();
                 BatchPublisher.Sent nextSent = sendNext ? publisher.send(next.rows(), next.lanes()) : null;
                 unconfirmed = nextSent;
@@ -174,7 +184,7 @@ final class Worker implements Runnable {
                 sent = nextSent;
             }
             c.commit();
-            floor.committed(lastId(current), settled.stream().allMatch(s -> s.result().clean()), ticker.getAsLong());
+            floor.committed(lastId(current), reachedEnd, settled.stream().allMatch(s -> s.result().clean()));
         } catch (SQLException | RuntimeException e) {
             if (unconfirmed != null) {
                 // the rows are sent again only after the broker answered for these ones
@@ -187,7 +197,28 @@ final class Worker implements Runnable {
         for (Settled s : settled) {
             engine.batchDone(s.rows(), s.result().outcomes(), s.result().latencyNanos());
         }
+        sampleWriters(c);
         return total;
+    }
+
+    /**
+     * Tells the {@link ClaimFloor} which transactions write to the outbox, in a transaction of
+     * its own after the batch's commit: the floor needs the sample to follow every claim before it
+     * and to precede every claim after it.
+     */
+    private void sampleWriters(Connection c) throws SQLException {
+        long now = ticker.getAsLong();
+        if (!floor.sampleDue(now)) {
+            return;
+        }
+        try {
+            Set<String> writers = store.outboxWriters(c);
+            c.commit();
+            floor.sampled(writers, now);
+        } catch (SQLException | RuntimeException e) {
+            rollbackQuietly(c);
+            throw e;
+        }
     }
 
     /** The transaction's first claim: above the worker's {@link ClaimFloor}, or from the lowest id. */
@@ -196,7 +227,7 @@ final class Worker implements Runnable {
         long above = floor.claimAbove(open, !paused.isEmpty(), now);
         return above == 0
                 ? store.claim(c, open, settings.batchSize(), paused)
-                : store.claimAfter(c, open, settings.batchSize(), paused, above);
+                : store.claimAfter(c, open, settings.batchSize(), paused, above, null);
     }
 
     /**

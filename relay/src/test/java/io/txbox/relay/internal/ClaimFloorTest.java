@@ -3,74 +3,120 @@ package io.txbox.relay.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class ClaimFloorTest {
     private static final List<Short> LANES = List.of((short) 1, (short) 2);
     private static final long MS = 1_000_000L;
+    private static final Set<String> NONE = Set.of();
 
     private final ClaimFloor floor = new ClaimFloor();
+    private long now;
 
-    /** A floor at {@code id}: a clean batch committed at 0, its settle time passed, the full claim just run. */
-    private long settledAt(long id) {
-        floor.claimAbove(LANES, false, 0);
-        floor.committed(id, true, 0);
-        return floor.claimAbove(LANES, false, ClaimFloor.SETTLE_NANOS);
+    /** One clean batch transaction: its first claim, its commit, and the writer sample after it. */
+    private long batch(long lastId, boolean reachedEnd, Set<String> writersAfter) {
+        now += MS;
+        long above = floor.claimAbove(LANES, false, now);
+        floor.committed(lastId, reachedEnd, true);
+        now += ClaimFloor.SAMPLE_NANOS;
+        floor.sampled(writersAfter, now);
+        return above;
+    }
+
+    /** A floor at {@code id}: claimed, sampled with no writer, found ready, then covered by a claim. */
+    private void floorAt(long id) {
+        batch(id, true, NONE); // candidate
+        batch(0, true, NONE); // ready
+        batch(0, true, NONE); // promoted
+        assertThat(floor.claimAbove(LANES, false, now + MS)).isEqualTo(id);
     }
 
     @Test
-    void claimAbove_cleanBatch_becomesTheFloorOnlyAfterTheSettleTime() {
-        assertThat(floor.claimAbove(LANES, false, 0)).isZero();
-        floor.committed(500, true, 0);
-        assertThat(floor.claimAbove(LANES, false, ClaimFloor.SETTLE_NANOS - MS)).isZero();
-        assertThat(floor.claimAbove(LANES, false, ClaimFloor.SETTLE_NANOS)).isEqualTo(500);
+    void claimAbove_noWriterEverRunning_becomesTheFloorAfterTwoSamplesAndACoveringClaim() {
+        assertThat(batch(500, true, NONE)).isZero();
+        assertThat(batch(0, true, NONE)).isZero();
+        assertThat(batch(0, true, NONE)).isZero();
+        assertThat(floor.claimAbove(LANES, false, now + MS)).isEqualTo(500);
+    }
+
+    @Test
+    void claimAbove_writerStillRunning_floorWaitsUntilItEnds() {
+        batch(500, true, Set.of("7:5/1")); // a transaction that may hold an id below 500 is running
+        for (int i = 0; i < 5; i++) {
+            assertThat(batch(0, true, Set.of("7:5/1", "8:6/" + i))).as("pass %d", i).isZero();
+        }
+        batch(0, true, Set.of("8:6/9")); // it ended: ready
+        assertThat(batch(0, true, NONE)).isZero(); // the claim after readiness covers the candidate
+        assertThat(floor.claimAbove(LANES, false, now + MS)).isEqualTo(500);
+    }
+
+    @Test
+    void claimAbove_claimAfterReadinessStoppedShortOfTheCandidate_floorWaits() {
+        batch(500, true, NONE);
+        batch(0, true, NONE); // ready
+        batch(300, false, NONE); // a full batch below the candidate: rows up to 500 may be left
+        assertThat(floor.claimAbove(LANES, false, now + MS)).isZero();
+        batch(520, false, NONE); // reached past the candidate
+        assertThat(floor.claimAbove(LANES, false, now + MS)).isEqualTo(500);
+    }
+
+    @Test
+    void claimAbove_databaseCannotTellItsWriters_staysAtTheLowestId() {
+        for (int i = 0; i < 5; i++) {
+            now += MS;
+            assertThat(floor.claimAbove(LANES, false, now)).isZero();
+            floor.committed(500 + i, true, true);
+            now += ClaimFloor.SAMPLE_NANOS;
+            floor.sampled(null, now);
+        }
     }
 
     @Test
     void claimAbove_rescanDue_claimsFromTheLowestIdOnceAndKeepsTheFloor() {
-        assertThat(settledAt(500)).isEqualTo(500);
-        // the last full claim ran at 0
-        assertThat(floor.claimAbove(LANES, false, ClaimFloor.RESCAN_NANOS)).isZero();
-        assertThat(floor.claimAbove(LANES, false, ClaimFloor.RESCAN_NANOS + MS)).isEqualTo(500);
-    }
-
-    @Test
-    void claimAbove_rescanFindsLowerId_floorDoesNotMoveBack() {
-        settledAt(500);
-        floor.committed(40, true, 2 * MS); // a late row found by a full claim
-        assertThat(floor.claimAbove(LANES, false, ClaimFloor.SETTLE_NANOS + 3 * MS)).isEqualTo(500);
-        assertThat(floor.claimAbove(LANES, false, ClaimFloor.SETTLE_NANOS * 2 + 3 * MS)).isEqualTo(500);
+        floorAt(500);
+        now += ClaimFloor.RESCAN_NANOS;
+        assertThat(floor.claimAbove(LANES, false, now)).isZero();
+        assertThat(floor.claimAbove(LANES, false, now + MS)).isEqualTo(500);
     }
 
     @Test
     void claimAbove_rowLeftInTheOutbox_startsFromTheLowestIdAgain() {
-        settledAt(500);
-        floor.committed(900, false, 2 * MS); // a retry: its row must not fall below the floor
-        assertThat(floor.claimAbove(LANES, false, ClaimFloor.SETTLE_NANOS * 3)).isZero();
+        floorAt(500);
+        floor.committed(900, true, false); // a retry: its row must not fall below the floor
+        assertThat(floor.claimAbove(LANES, false, now + MS)).isZero();
     }
 
     @Test
     void claimAbove_lanesChanged_startsFromTheLowestIdAgain() {
-        settledAt(500);
-        assertThat(floor.claimAbove(List.of((short) 1), false, ClaimFloor.SETTLE_NANOS + MS)).isZero();
+        floorAt(500);
+        assertThat(floor.claimAbove(List.of((short) 1), false, now + MS)).isZero();
     }
 
     @Test
     void claimAbove_sameLanesInAnotherOrder_keepsTheFloor() {
-        settledAt(500);
-        assertThat(floor.claimAbove(List.of((short) 2, (short) 1), false, ClaimFloor.SETTLE_NANOS + MS)).isEqualTo(500);
+        floorAt(500);
+        assertThat(floor.claimAbove(List.of((short) 2, (short) 1), false, now + MS)).isEqualTo(500);
     }
 
     @Test
     void claimAbove_destinationSkipped_startsFromTheLowestIdAgain() {
-        settledAt(500);
-        assertThat(floor.claimAbove(LANES, true, ClaimFloor.SETTLE_NANOS + MS)).isZero();
+        floorAt(500);
+        assertThat(floor.claimAbove(LANES, true, now + MS)).isZero();
     }
 
     @Test
     void reset_afterAnError_startsFromTheLowestIdAgain() {
-        settledAt(500);
+        floorAt(500);
         floor.reset();
-        assertThat(floor.claimAbove(LANES, false, ClaimFloor.SETTLE_NANOS + MS)).isZero();
+        assertThat(floor.claimAbove(LANES, false, now + MS)).isZero();
+    }
+
+    @Test
+    void sampleDue_atMostEverySampleInterval() {
+        assertThat(floor.sampleDue(0)).isTrue();
+        floor.sampled(NONE, 0);
+        assertThat(floor.sampleDue(ClaimFloor.SAMPLE_NANOS - 1)).isFalse();
+        assertThat(floor.sampleDue(ClaimFloor.SAMPLE_NANOS)).isTrue();
     }
 }
