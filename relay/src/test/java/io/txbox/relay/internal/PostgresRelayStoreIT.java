@@ -21,7 +21,8 @@ import org.postgresql.PGConnection;
 
 /**
  * How the claim ({@link PostgresRelayStore#claim}) talks to pgjdbc: binary rows from its first
- * execution on a connection, except where the connection is set up for no named statements.
+ * execution on a connection, except where the connection is set up for no named statements;
+ * and which transactions the claim floor waits for ({@link PostgresRelayStore#outboxWriters}).
  */
 class PostgresRelayStoreIT {
     @RegisterExtension
@@ -98,6 +99,32 @@ class PostgresRelayStoreIT {
             c.unwrap(PGConnection.class).setPrepareThreshold(0);
             assertThat(claimOnce(c)).singleElement().satisfies(r -> assertThat(r.payload()).containsExactly(7));
             assertThat(namedStatementsOnClaim(c)).isZero();
+        }
+    }
+
+    @Test
+    void outboxWriters_namesATransactionWithAnUncommittedRowUntilItEnds_notAReader() throws Exception {
+        try (Connection relay = DB.dataSource().getConnection();
+                Connection writer = DB.dataSource().getConnection();
+                Connection reader = DB.dataSource().getConnection()) {
+            reader.setAutoCommit(false);
+            reader.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+            try (Statement s = reader.createStatement()) {
+                s.execute("select txid_current(), count(*) from " + outbox); // holds an xid and a snapshot
+            }
+            assertThat(store.outboxWriters(relay)).isEmpty();
+
+            writer.setAutoCommit(false);
+            insert(writer, "w-1", new byte[] {1});
+            java.util.Set<String> during = store.outboxWriters(relay);
+            assertThat(during).hasSize(1);
+
+            writer.commit();
+            insert(writer, "w-2", new byte[] {2}); // the same session's next transaction is another writer
+            assertThat(store.outboxWriters(relay)).hasSize(1).doesNotContainAnyElementsOf(during);
+            writer.rollback();
+            reader.rollback();
+            assertThat(store.outboxWriters(relay)).isEmpty();
         }
     }
 }
