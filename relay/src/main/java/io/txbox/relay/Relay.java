@@ -11,6 +11,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -173,17 +174,8 @@ public interface Relay extends AutoCloseable {
         private @Nullable DataSource dataSource;
         private TxboxTables tables = TxboxTables.defaults();
         private final Map<String, Route> routes = new LinkedHashMap<>();
-        private @Nullable String relayId;
-        private int workers = DEFAULT_WORKERS;
-        private int batchSize = DEFAULT_BATCH_SIZE;
-        private Duration pollInterval = DEFAULT_POLL_INTERVAL;
-        private Duration publishTimeout = DEFAULT_PUBLISH_TIMEOUT;
-        private Duration laneLease = DEFAULT_LANE_LEASE;
-        private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
-        private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
-        private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
-        private Duration backlogInterval = DEFAULT_BACKLOG_INTERVAL;
-        private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+        /** The {@link RelayOption} values set so far; the others hold their defaults. */
+        private final Map<RelayOption<?>, Object> options = new HashMap<>();
         private final List<Outbox> wakeOn = new ArrayList<>();
         private RelayListener listener = RelayListener.NONE;
         private Clock clock = Clock.systemUTC();
@@ -224,36 +216,22 @@ public interface Relay extends AutoCloseable {
 
         /** Id of this relay in logs and lane ownership; default {@code relay-<pid>-<random>}. Must be unique among running relays. */
         public Builder relayId(String relayId) {
-            if (relayId == null || !relayId.matches("[A-Za-z0-9._:-]{1,200}")) {
-                throw new ConfigException("relayId must be 1-200 characters of [A-Za-z0-9._:-], but was "
-                        + (relayId == null ? "null" : Texts.quote(relayId)));
-            }
-            this.relayId = relayId;
-            return this;
+            return RelayOption.RELAY_ID.set(this, relayId);
         }
 
         /** Worker threads, each with its own lanes and connection; default {@value #DEFAULT_WORKERS}, 1 to 64. */
         public Builder workers(int workers) {
-            if (workers < 1 || workers > 64) {
-                throw new ConfigException("workers must be between 1 and 64, but was " + workers);
-            }
-            this.workers = workers;
-            return this;
+            return RelayOption.WORKERS.set(this, workers);
         }
 
         /** Rows claimed per batch; default {@value #DEFAULT_BATCH_SIZE}, 1 to {@value #MAX_BATCH_SIZE}. */
         public Builder batchSize(int batchSize) {
-            if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
-                throw new ConfigException("batchSize must be between 1 and " + MAX_BATCH_SIZE + ", but was " + batchSize);
-            }
-            this.batchSize = batchSize;
-            return this;
+            return RelayOption.BATCH_SIZE.set(this, batchSize);
         }
 
         /** How long an idle worker waits before looking again; default 200 ms, 1 ms to 1 h. */
         public Builder pollInterval(Duration pollInterval) {
-            this.pollInterval = range("pollInterval", pollInterval, Duration.ofMillis(1), Duration.ofHours(1));
-            return this;
+            return RelayOption.POLL_INTERVAL.set(this, pollInterval);
         }
 
         /**
@@ -262,23 +240,17 @@ public interface Relay extends AutoCloseable {
          * this long at most.
          */
         public Builder publishTimeout(Duration publishTimeout) {
-            this.publishTimeout = range("publishTimeout", publishTimeout, Duration.ofMillis(100), Duration.ofMinutes(10));
-            return this;
+            return RelayOption.PUBLISH_TIMEOUT.set(this, publishTimeout);
         }
 
         /** How long a worker's lanes stay its own without renewal; default 30 s, 1 s to 1 h. */
         public Builder laneLease(Duration laneLease) {
-            this.laneLease = range("laneLease", laneLease, Duration.ofSeconds(1), Duration.ofHours(1));
-            return this;
+            return RelayOption.LANE_LEASE.set(this, laneLease);
         }
 
         /** Publish attempts before a row is dead-lettered; default {@value #DEFAULT_MAX_ATTEMPTS}, at least 1. */
         public Builder maxAttempts(int maxAttempts) {
-            if (maxAttempts < 1) {
-                throw new ConfigException("maxAttempts must be at least 1, but was " + maxAttempts);
-            }
-            this.maxAttempts = maxAttempts;
-            return this;
+            return RelayOption.MAX_ATTEMPTS.set(this, maxAttempts);
         }
 
         /**
@@ -286,9 +258,9 @@ public interface Relay extends AutoCloseable {
          * jitter of up to half the delay; defaults 500 ms and 5 min.
          */
         public Builder backoff(Duration initialBackoff, Duration maxBackoff) {
-            this.initialBackoff = range("initialBackoff", initialBackoff, Duration.ofMillis(1), Duration.ofDays(1));
-            this.maxBackoff = range("maxBackoff", maxBackoff, Duration.ofMillis(1), Duration.ofDays(1));
-            return this;
+            RelayOption.INITIAL_BACKOFF.check(initialBackoff);
+            RelayOption.MAX_BACKOFF.set(this, maxBackoff);
+            return RelayOption.INITIAL_BACKOFF.set(this, initialBackoff);
         }
 
         /**
@@ -296,15 +268,12 @@ public interface Relay extends AutoCloseable {
          * with a pooled connection borrowed for one short query; default 15 s; zero turns it off.
          */
         public Builder backlogInterval(Duration backlogInterval) {
-            this.backlogInterval = backlogInterval != null && backlogInterval.isZero() ? Duration.ZERO
-                    : range("backlogInterval", backlogInterval, Duration.ofMillis(100), Duration.ofDays(1));
-            return this;
+            return RelayOption.BACKLOG_INTERVAL.set(this, backlogInterval);
         }
 
         /** Bound on {@link Relay#close()}; default 20 s. */
         public Builder shutdownTimeout(Duration shutdownTimeout) {
-            this.shutdownTimeout = range("shutdownTimeout", shutdownTimeout, Duration.ZERO, Duration.ofHours(1));
-            return this;
+            return RelayOption.SHUTDOWN_TIMEOUT.set(this, shutdownTimeout);
         }
 
         /**
@@ -363,6 +332,11 @@ public interface Relay extends AutoCloseable {
          * @throws ConfigException naming the property and value at fault
          */
         public Relay build() {
+            Duration publishTimeout = RelayOption.PUBLISH_TIMEOUT.get(this);
+            Duration laneLease = RelayOption.LANE_LEASE.get(this);
+            Duration initialBackoff = RelayOption.INITIAL_BACKOFF.get(this);
+            Duration maxBackoff = RelayOption.MAX_BACKOFF.get(this);
+            String relayId = RelayOption.RELAY_ID.get(this);
             if (dataSource == null) {
                 throw new ConfigException("dataSource is required");
             }
@@ -378,16 +352,23 @@ public interface Relay extends AutoCloseable {
             }
             String id = relayId != null ? relayId
                     : "relay-" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID().toString().substring(0, 8);
-            return new RelaySettings(id, dataSource, tables, Map.copyOf(routes), workers, batchSize, pollInterval,
-                    publishTimeout, laneLease, maxAttempts, new Backoff(initialBackoff, maxBackoff), backlogInterval,
-                    shutdownTimeout, List.copyOf(wakeOn), listener, clock, ticker, random, closePublishers).relay();
+            return new RelaySettings(id, dataSource, tables, Map.copyOf(routes), RelayOption.WORKERS.get(this),
+                    RelayOption.BATCH_SIZE.get(this), RelayOption.POLL_INTERVAL.get(this), publishTimeout, laneLease,
+                    RelayOption.MAX_ATTEMPTS.get(this), new Backoff(initialBackoff, maxBackoff),
+                    RelayOption.BACKLOG_INTERVAL.get(this), RelayOption.SHUTDOWN_TIMEOUT.get(this), List.copyOf(wakeOn),
+                    listener, clock, ticker, random, closePublishers).relay();
         }
 
-        private static Duration range(String property, @Nullable Duration value, Duration min, Duration max) {
-            if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-                throw new ConfigException(property + " must be between " + min + " and " + max + ", but was " + value);
-            }
-            return value;
+        /** Called by {@link RelayOption#set} once the value is checked. */
+        Builder set(RelayOption<?> option, Object value) {
+            options.put(option, value);
+            return this;
+        }
+
+        /** What {@link RelayOption#get} reads: the value set, or the option's default. */
+        @Nullable Object value(RelayOption<?> option) {
+            Object v = options.get(option);
+            return v != null ? v : option.defaultValue();
         }
     }
 }

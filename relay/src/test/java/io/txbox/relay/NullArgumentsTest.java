@@ -221,6 +221,9 @@ class NullArgumentsTest {
         if (type == Route.class) {
             return Route.of(proxy(Publisher.class), "t");
         }
+        if (type == RelayOption.class) {
+            return RelayOption.WORKERS;
+        }
         if (type == PublishRecord.class) {
             return sample(PublishRecord.class);
         }
@@ -290,6 +293,9 @@ class NullArgumentsTest {
         }
         if (t == Throwable.class) {
             return new RuntimeException("sample");
+        }
+        if (t == Object.class) { // a RelayOption's value, its type erased: the receiver is RelayOption.WORKERS
+            return 1;
         }
         if (t == RelayStatus.State.class || t.isEnum()) {
             return t.getEnumConstants()[0];

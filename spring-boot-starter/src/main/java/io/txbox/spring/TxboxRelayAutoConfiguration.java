@@ -5,6 +5,7 @@ import io.txbox.TxboxTables;
 import io.txbox.outbox.Outbox;
 import io.txbox.relay.Relay;
 import io.txbox.relay.RelayListener;
+import io.txbox.relay.RelayOption;
 import io.txbox.relay.micrometer.RelayMetrics;
 import io.txbox.spring.TxboxProperties.RelayProperties;
 import java.util.Collection;
@@ -12,6 +13,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.BeanWrapper;
+import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -70,26 +74,44 @@ public class TxboxRelayAutoConfiguration {
         RelayProperties p = properties.getRelay();
         Relay.Builder builder = Relay.builder().dataSource(dataSource).tables(tables).wakeOn(outbox)
                 .listener(listeners.listener());
-        String id = p.getId();
-        if (id != null) {
-            TxboxAutoConfiguration.check("relay.id", id, () -> builder.relayId(id));
-        }
-        TxboxAutoConfiguration.check("relay.workers", p.getWorkers(), () -> builder.workers(p.getWorkers()));
-        TxboxAutoConfiguration.check("relay.batch-size", p.getBatchSize(), () -> builder.batchSize(p.getBatchSize()));
-        TxboxAutoConfiguration.check("relay.poll-interval", p.getPollInterval(), () -> builder.pollInterval(p.getPollInterval()));
-        TxboxAutoConfiguration.check("relay.publish-timeout", p.getPublishTimeout(),
-                () -> builder.publishTimeout(p.getPublishTimeout()));
-        TxboxAutoConfiguration.check("relay.lane-lease", p.getLaneLease(), () -> builder.laneLease(p.getLaneLease()));
-        TxboxAutoConfiguration.check("relay.max-attempts", p.getMaxAttempts(), () -> builder.maxAttempts(p.getMaxAttempts()));
-        TxboxAutoConfiguration.check("relay.initial-backoff", p.getInitialBackoff(),
-                () -> builder.backoff(p.getInitialBackoff(), p.getMaxBackoff()));
-        TxboxAutoConfiguration.check("relay.backlog-interval", p.getBacklogInterval(),
-                () -> builder.backlogInterval(p.getBacklogInterval()));
-        TxboxAutoConfiguration.check("relay.shutdown-timeout", p.getShutdownTimeout(),
-                () -> builder.shutdownTimeout(p.getShutdownTimeout()));
+        applyOptions(p, builder);
         RelayRoutes routes = new RelayRoutes(p, springKafka.getIfAvailable(), springRabbit.getIfAvailable());
         routes.addTo(builder);
         return TxboxAutoConfiguration.check("relay.publish-timeout", p.getPublishTimeout(), builder::build);
+    }
+
+    /**
+     * Sets every {@link RelayOption} from {@code txbox.relay.<key>}: the property named by the
+     * option's key, checked by the option's rule, so a bad value names its property.
+     */
+    static Relay.Builder applyOptions(RelayProperties properties, Relay.Builder builder) {
+        BeanWrapper values = new BeanWrapperImpl(properties);
+        for (RelayOption<?> option : RelayOption.all()) {
+            apply(option, values.getPropertyValue(propertyName(option)), builder);
+        }
+        return builder;
+    }
+
+    private static <T> void apply(RelayOption<T> option, @Nullable Object value, Relay.Builder builder) {
+        if (value != null) {
+            T typed = option.type().cast(value);
+            TxboxAutoConfiguration.check("relay." + option.key(), value, () -> option.set(builder, typed));
+        }
+    }
+
+    /** {@code lane-lease} to the bean property {@code laneLease}. */
+    static String propertyName(RelayOption<?> option) {
+        StringBuilder name = new StringBuilder();
+        boolean upper = false;
+        for (char c : option.key().toCharArray()) {
+            if (c == '-') {
+                upper = true;
+            } else {
+                name.append(upper ? Character.toUpperCase(c) : c);
+                upper = false;
+            }
+        }
+        return name.toString();
     }
 
     /** Starts the relay with the context and stops it, gracefully, before the DataSource closes. */

@@ -9,6 +9,7 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.http.HttpIdempotency;
 import io.txbox.outbox.Outbox;
 import io.txbox.relay.Relay;
+import io.txbox.relay.RelayOption;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
@@ -39,17 +40,9 @@ class ConfigurationMetadataTest {
         expected.put("txbox.inbox.consumer", null);
         expected.put("txbox.relay.enabled", false);
         expected.put("txbox.relay.routes", null);
-        expected.put("txbox.relay.id", null);
-        expected.put("txbox.relay.workers", Relay.DEFAULT_WORKERS);
-        expected.put("txbox.relay.batch-size", Relay.DEFAULT_BATCH_SIZE);
-        expected.put("txbox.relay.poll-interval", print(Relay.DEFAULT_POLL_INTERVAL));
-        expected.put("txbox.relay.publish-timeout", print(Relay.DEFAULT_PUBLISH_TIMEOUT));
-        expected.put("txbox.relay.lane-lease", print(Relay.DEFAULT_LANE_LEASE));
-        expected.put("txbox.relay.max-attempts", Relay.DEFAULT_MAX_ATTEMPTS);
-        expected.put("txbox.relay.initial-backoff", print(Relay.DEFAULT_INITIAL_BACKOFF));
-        expected.put("txbox.relay.max-backoff", print(Relay.DEFAULT_MAX_BACKOFF));
-        expected.put("txbox.relay.backlog-interval", print(Relay.DEFAULT_BACKLOG_INTERVAL));
-        expected.put("txbox.relay.shutdown-timeout", print(Relay.DEFAULT_SHUTDOWN_TIMEOUT));
+        for (RelayOption<?> o : RelayOption.all()) { // every relay option, with the table's default
+            expected.put("txbox.relay." + o.key(), o.defaultValue() instanceof Duration d ? print(d) : o.defaultValue());
+        }
         expected.put("txbox.relay.health-timeout", print(TxboxProperties.RelayProperties.DEFAULT_HEALTH_TIMEOUT));
         expected.put("txbox.relay.kafka.bootstrap-servers", null);
         expected.put("txbox.relay.kafka.properties", null);
@@ -91,5 +84,27 @@ class ConfigurationMetadataTest {
         assertThat(TxboxAutoConfiguration.consumerName("orders", "shipping")).isEqualTo("orders");
         assertThat(TxboxAutoConfiguration.consumerName(null, "shipping")).isEqualTo("shipping");
         assertThat(TxboxAutoConfiguration.consumerName(null, null)).isEqualTo(TxboxProperties.DEFAULT_CONSUMER);
+    }
+
+    @Test
+    void relayOptions_everyProperty_reachesTheSameBuilderSettingAsTheJavaSetter() {
+        Map<String, String> text = Map.ofEntries(Map.entry("id", "r-1"), Map.entry("workers", "7"),
+                Map.entry("batch-size", "300"), Map.entry("poll-interval", "7ms"), Map.entry("publish-timeout", "3s"),
+                Map.entry("lane-lease", "9s"), Map.entry("max-attempts", "4"), Map.entry("initial-backoff", "20ms"),
+                Map.entry("max-backoff", "2s"), Map.entry("backlog-interval", "0s"), Map.entry("shutdown-timeout", "1s"));
+        assertThat(text.keySet()).containsExactlyInAnyOrderElementsOf(RelayOption.all().stream().map(RelayOption::key).toList());
+        Map<String, String> properties = new java.util.HashMap<>();
+        text.forEach((k, v) -> properties.put("txbox.relay." + k, v));
+        TxboxProperties bound = new org.springframework.boot.context.properties.bind.Binder(
+                new org.springframework.boot.context.properties.source.MapConfigurationPropertySource(properties))
+                .bind(TxboxProperties.PREFIX, TxboxProperties.class).get();
+        Relay.Builder fromProperties = TxboxRelayAutoConfiguration.applyOptions(bound.getRelay(), Relay.builder());
+        Relay.Builder fromJava = Relay.builder().relayId("r-1").workers(7).batchSize(300).pollInterval(Duration.ofMillis(7))
+                .publishTimeout(Duration.ofSeconds(3)).laneLease(Duration.ofSeconds(9)).maxAttempts(4)
+                .backoff(Duration.ofMillis(20), Duration.ofSeconds(2)).backlogInterval(Duration.ZERO)
+                .shutdownTimeout(Duration.ofSeconds(1));
+        for (RelayOption<?> o : RelayOption.all()) {
+            assertThat(o.get(fromProperties)).as(o.key()).isEqualTo(o.get(fromJava)).isNotEqualTo(o.defaultValue());
+        }
     }
 }

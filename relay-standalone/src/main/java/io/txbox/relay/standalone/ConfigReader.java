@@ -6,6 +6,7 @@ import io.txbox.ConfigException;
 import io.txbox.Texts;
 import io.txbox.TxboxTables;
 import io.txbox.relay.Relay;
+import io.txbox.relay.RelayOption;
 import io.txbox.relay.internal.TargetNames;
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
@@ -40,17 +41,8 @@ final class ConfigReader {
     int poolSize;
     Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
     TxboxTables tables = TxboxTables.defaults();
-    @Nullable String relayId;
-    int workers = Relay.DEFAULT_WORKERS;
-    int batchSize = Relay.DEFAULT_BATCH_SIZE;
-    Duration pollInterval = Relay.DEFAULT_POLL_INTERVAL;
-    Duration publishTimeout = Relay.DEFAULT_PUBLISH_TIMEOUT;
-    Duration laneLease = Relay.DEFAULT_LANE_LEASE;
-    int maxAttempts = Relay.DEFAULT_MAX_ATTEMPTS;
-    Duration initialBackoff = Relay.DEFAULT_INITIAL_BACKOFF;
-    Duration maxBackoff = Relay.DEFAULT_MAX_BACKOFF;
-    Duration backlogInterval = Relay.DEFAULT_BACKLOG_INTERVAL;
-    Duration shutdownTimeout = Relay.DEFAULT_SHUTDOWN_TIMEOUT;
+    /** The relay's options as read, each checked by the builder as it is set; never built. */
+    final Relay.Builder relay = Relay.builder();
     final Map<String, String> kafka = new TreeMap<>();
     @Nullable String kafkaStrictFencing;
     @Nullable String rabbitUri;
@@ -95,9 +87,10 @@ final class ConfigReader {
 
         readRelay();
         // one connection per worker, one for health checks, one spare for a slow return
+        int workers = RelayOption.WORKERS.get(relay);
         poolSize = integer(JDBC_POOL_SIZE, workers + 2, 1, MAX_POOL_SIZE);
         if (raw.containsKey(JDBC_POOL_SIZE) && poolSize < workers + 1) {
-            error(raw.get(JDBC_POOL_SIZE), "must be at least " + WORKERS + " + 1 (" + (workers + 1)
+            error(raw.get(JDBC_POOL_SIZE), "must be at least " + relayKey(RelayOption.WORKERS) + " + 1 (" + (workers + 1)
                     + "): each worker keeps a connection, and health checks need one more");
         }
         connectionTimeout = duration(JDBC_CONNECTION_TIMEOUT, connectionTimeout, Duration.ofMillis(250), Duration.ofMinutes(10));
@@ -118,34 +111,59 @@ final class ConfigReader {
     }
 
     /**
-     * The {@code txbox.relay.*} keys, checked by {@link Relay.Builder} itself: each value
-     * goes through its setter, and the rules across options (publish timeout under the lane
-     * lease, backoff order) through {@link Relay.Builder#build()}, on placeholders that are
-     * never used. Their messages are shown with the key, value and origin.
+     * The {@code txbox.relay.*} keys, one per {@link RelayOption}: each value is parsed by its
+     * option's type and set through the table, which checks it as the builder does; the rules
+     * across options (publish timeout under the lane lease, backoff order) through {@link
+     * Relay.Builder#build()}, on placeholders that are never used. Their messages are shown with
+     * the key, value and origin.
      */
     private void readRelay() {
-        Relay.Builder relay = Relay.builder();
-        relayId = string(RELAY_ID);
-        if (relayId != null) {
-            String id = relayId;
-            apply(raw.get(RELAY_ID), () -> relay.relayId(id));
-        }
-        workers = integer(WORKERS, workers, relay::workers);
-        batchSize = integer(BATCH_SIZE, batchSize, relay::batchSize);
-        pollInterval = duration(POLL_INTERVAL, pollInterval, relay::pollInterval);
-        publishTimeout = duration(PUBLISH_TIMEOUT, publishTimeout, relay::publishTimeout);
-        laneLease = duration(LANE_LEASE, laneLease, relay::laneLease);
-        maxAttempts = integer(MAX_ATTEMPTS, maxAttempts, relay::maxAttempts);
-        initialBackoff = duration(INITIAL_BACKOFF, initialBackoff, d -> relay.backoff(d, d));
-        maxBackoff = duration(MAX_BACKOFF, maxBackoff, d -> relay.backoff(d, d));
-        backlogInterval = duration(BACKLOG_INTERVAL, backlogInterval, relay::backlogInterval);
-        shutdownTimeout = duration(SHUTDOWN_TIMEOUT, shutdownTimeout, relay::shutdownTimeout);
+        RelayOption.all().forEach(this::readOption);
         try {
-            relay.backoff(initialBackoff, maxBackoff).closePublishers(false)
-                    .dataSource(Placeholders.dataSource()).route("placeholder", Placeholders.route()).build();
+            Relay.Builder check = Relay.builder();
+            RelayOption.all().forEach(o -> copy(o, check));
+            check.closePublishers(false).dataSource(Placeholders.dataSource()).route("placeholder", Placeholders.route())
+                    .build();
         } catch (ConfigException e) {
             errors.add(withKeys(e.getMessage()));
         }
+    }
+
+    private <T> void copy(RelayOption<T> option, Relay.Builder to) {
+        T value = option.get(relay);
+        if (value != null) {
+            option.set(to, value);
+        }
+    }
+
+    private <T> void readOption(RelayOption<T> option) {
+        String key = relayKey(option);
+        used.add(key);
+        Raw r = raw.get(key);
+        if (r == null || r.value().isEmpty() && option.type() == String.class) {
+            return;
+        }
+        String text = r.value().trim();
+        Object value;
+        if (option.type() == Integer.class) {
+            try {
+                value = Integer.parseInt(text);
+            } catch (NumberFormatException e) {
+                error(r, "must be a whole number " + withKeys(option.rule()).substring("must be ".length()));
+                return;
+            }
+        } else if (option.type() == Duration.class) {
+            value = Durations.parse(text);
+            if (value == null) {
+                error(r, "must be a duration " + withKeys(option.rule()).substring("must be ".length())
+                        + " (like 250ms, 30s, 5m, 12h, 7d or ISO-8601 PT0.25S)");
+                return;
+            }
+        } else {
+            value = r.value();
+        }
+        T typed = option.type().cast(value);
+        apply(r, () -> option.set(relay, typed));
     }
 
     /** Runs a builder setter for {@code r}'s value; its ConfigException becomes an error naming the key. */
@@ -269,54 +287,6 @@ final class ConfigReader {
         return r == null ? null : r.value();
     }
 
-    /** A whole number checked by a builder setter; unparsable text gets the setter's own range. */
-    private int integer(String key, int defaultValue, IntConsumer setter) {
-        used.add(key);
-        Raw r = raw.get(key);
-        if (r == null) {
-            return defaultValue;
-        }
-        int v;
-        try {
-            v = Integer.parseInt(r.value().trim());
-        } catch (NumberFormatException e) {
-            error(r, "must be a whole number" + rangeOf(() -> setter.accept(Integer.MIN_VALUE)));
-            return defaultValue;
-        }
-        int before = errors.size();
-        apply(r, () -> setter.accept(v));
-        return errors.size() == before ? v : defaultValue;
-    }
-
-    /** A duration checked by a builder setter; unparsable text gets the setter's own range. */
-    private Duration duration(String key, Duration defaultValue, Consumer<Duration> setter) {
-        used.add(key);
-        Raw r = raw.get(key);
-        if (r == null) {
-            return defaultValue;
-        }
-        Duration d = Durations.parse(r.value());
-        if (d == null) {
-            error(r, "must be a duration" + rangeOf(() -> setter.accept(Duration.ofDays(-36500)))
-                    + " (like 250ms, 30s, 5m, 12h, 7d or ISO-8601 PT0.25S)");
-            return defaultValue;
-        }
-        int before = errors.size();
-        apply(r, () -> setter.accept(d));
-        return errors.size() == before ? d : defaultValue;
-    }
-
-    /** The range a setter's rule names, as {@code " between 1 and 64"}, from its message on a value below it. */
-    private static String rangeOf(Runnable belowRange) {
-        try {
-            belowRange.run();
-            return "";
-        } catch (ConfigException e) {
-            String rule = rule(e.getMessage());
-            return rule.startsWith("must be ") ? " " + rule.substring("must be ".length()) : "; " + rule;
-        }
-    }
-
     private int integer(String key, int defaultValue, int min, int max) {
         return parse(key, defaultValue, s -> {
             int v = Integer.parseInt(s);
@@ -407,12 +377,14 @@ final class ConfigReader {
      * The builders' option names as their messages spell them, and the keys they come from here:
      * a builder's message about an option is shown with the option's key.
      */
-    private static final Map<String, String> BUILDER_NAMES = Map.ofEntries(Map.entry("relayId", RELAY_ID),
-            Map.entry("workers", WORKERS), Map.entry("batchSize", BATCH_SIZE), Map.entry("pollInterval", POLL_INTERVAL),
-            Map.entry("publishTimeout", PUBLISH_TIMEOUT), Map.entry("laneLease", LANE_LEASE),
-            Map.entry("maxAttempts", MAX_ATTEMPTS), Map.entry("initialBackoff", INITIAL_BACKOFF),
-            Map.entry("maxBackoff", MAX_BACKOFF), Map.entry("backlogInterval", BACKLOG_INTERVAL),
-            Map.entry("shutdownTimeout", SHUTDOWN_TIMEOUT), Map.entry("strictFencing(prefix)", KAFKA_STRICT_FENCING));
+    private static final Map<String, String> BUILDER_NAMES = builderNames();
+
+    private static Map<String, String> builderNames() {
+        Map<String, String> names = new java.util.HashMap<>();
+        RelayOption.all().forEach(o -> names.put(o.name(), relayKey(o)));
+        names.put("strictFencing(prefix)", KAFKA_STRICT_FENCING);
+        return Map.copyOf(names);
+    }
 
     private static final Pattern BUILDER_NAME = Pattern.compile(
             "\\b(" + String.join("|", BUILDER_NAMES.keySet()).replace("(", "\\(").replace(")", "\\)") + ")(?![\\w(])");

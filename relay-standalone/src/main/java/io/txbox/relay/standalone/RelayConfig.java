@@ -3,6 +3,7 @@ package io.txbox.relay.standalone;
 import io.txbox.ConfigException;
 import io.txbox.TxboxTables;
 import io.txbox.relay.Relay;
+import io.txbox.relay.RelayOption;
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.relay.standalone.ConfigSource.Raw;
@@ -39,8 +40,9 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>txbox.jdbc.pool-size</td><td>workers + 2</td><td>connections: one per worker, plus health and admin</td></tr>
  * <tr><td>txbox.jdbc.connection-timeout</td><td>10s</td><td>longest wait for a pooled connection</td></tr>
  * <tr><td>txbox.schema, txbox.table-prefix</td><td>public, txbox_</td><td>where the txbox tables live</td></tr>
- * <tr><td>txbox.relay.*</td><td>the {@link Relay} defaults</td><td>id, workers, batch-size, poll-interval,
- *     publish-timeout, lane-lease, max-attempts, initial-backoff, max-backoff, backlog-interval, shutdown-timeout</td></tr>
+ * <tr><td>txbox.relay.&lt;key&gt;</td><td>the {@link Relay} defaults</td><td>every {@link RelayOption}, by its
+ *     key: id, workers, batch-size, poll-interval, publish-timeout, lane-lease, max-attempts, initial-backoff,
+ *     max-backoff, backlog-interval, shutdown-timeout</td></tr>
  * <tr><td>txbox.kafka.bootstrap-servers</td><td>none</td><td>required when a destination goes to Kafka</td></tr>
  * <tr><td>txbox.kafka.strict-fencing</td><td>off</td><td>a transactional id prefix: turns on Kafka strict
  *     fencing (per-lane transactions; consumers need isolation.level=read_committed)</td></tr>
@@ -71,17 +73,8 @@ public final class RelayConfig {
     static final String JDBC_CONNECTION_TIMEOUT = "txbox.jdbc.connection-timeout";
     static final String SCHEMA = "txbox.schema";
     static final String TABLE_PREFIX = "txbox.table-prefix";
-    static final String RELAY_ID = "txbox.relay.id";
-    static final String WORKERS = "txbox.relay.workers";
-    static final String BATCH_SIZE = "txbox.relay.batch-size";
-    static final String POLL_INTERVAL = "txbox.relay.poll-interval";
-    static final String PUBLISH_TIMEOUT = "txbox.relay.publish-timeout";
-    static final String LANE_LEASE = "txbox.relay.lane-lease";
-    static final String MAX_ATTEMPTS = "txbox.relay.max-attempts";
-    static final String INITIAL_BACKOFF = "txbox.relay.initial-backoff";
-    static final String MAX_BACKOFF = "txbox.relay.max-backoff";
-    static final String BACKLOG_INTERVAL = "txbox.relay.backlog-interval";
-    static final String SHUTDOWN_TIMEOUT = "txbox.relay.shutdown-timeout";
+    /** Before each {@link RelayOption#key()}: {@code txbox.relay.lane-lease}. */
+    static final String RELAY_PREFIX = "txbox.relay.";
     static final String KAFKA_BOOTSTRAP = "txbox.kafka.bootstrap-servers";
     static final String KAFKA_PREFIX = "txbox.kafka.";
     static final String KAFKA_STRICT_FENCING = "txbox.kafka.strict-fencing";
@@ -91,11 +84,21 @@ public final class RelayConfig {
     static final String HTTP_PORT = "txbox.http.port";
     static final String HEALTH_TIMEOUT = "txbox.health.timeout";
 
-    /** Every fixed key, in the order {@link #toString()} shows them. */
-    static final List<String> FIXED_KEYS = List.of(JDBC_URL, JDBC_USER, JDBC_PASSWORD, JDBC_POOL_SIZE,
-            JDBC_CONNECTION_TIMEOUT, SCHEMA, TABLE_PREFIX, RELAY_ID, WORKERS, BATCH_SIZE, POLL_INTERVAL,
-            PUBLISH_TIMEOUT, LANE_LEASE, MAX_ATTEMPTS, INITIAL_BACKOFF, MAX_BACKOFF, BACKLOG_INTERVAL,
-            SHUTDOWN_TIMEOUT, KAFKA_BOOTSTRAP, KAFKA_STRICT_FENCING, RABBITMQ_URI, HTTP_HOST, HTTP_PORT, HEALTH_TIMEOUT);
+    /** Every fixed key: the relay's options come from {@link RelayOption#all()}. */
+    static final List<String> FIXED_KEYS = fixedKeys();
+
+    private static List<String> fixedKeys() {
+        List<String> keys = new ArrayList<>(List.of(JDBC_URL, JDBC_USER, JDBC_PASSWORD, JDBC_POOL_SIZE,
+                JDBC_CONNECTION_TIMEOUT, SCHEMA, TABLE_PREFIX));
+        RelayOption.all().forEach(o -> keys.add(relayKey(o)));
+        keys.addAll(List.of(KAFKA_BOOTSTRAP, KAFKA_STRICT_FENCING, RABBITMQ_URI, HTTP_HOST, HTTP_PORT, HEALTH_TIMEOUT));
+        return List.copyOf(keys);
+    }
+
+    /** The key of a relay option here: {@code txbox.relay.lane-lease}. */
+    static String relayKey(RelayOption<?> option) {
+        return RELAY_PREFIX + option.key();
+    }
 
     /** The broker a destination goes to. */
     public enum Broker {
@@ -133,17 +136,8 @@ public final class RelayConfig {
     private final int poolSize;
     private final Duration connectionTimeout;
     private final TxboxTables tables;
-    private final @Nullable String relayId;
-    private final int workers;
-    private final int batchSize;
-    private final Duration pollInterval;
-    private final Duration publishTimeout;
-    private final Duration laneLease;
-    private final int maxAttempts;
-    private final Duration initialBackoff;
-    private final Duration maxBackoff;
-    private final Duration backlogInterval;
-    private final Duration shutdownTimeout;
+    /** Every relay option's value, defaults included (the relay id may be null). */
+    private final Map<RelayOption<?>, @Nullable Object> relay;
     private final Map<String, String> kafka;
     private final @Nullable String kafkaStrictFencing;
     private final @Nullable String rabbitUri;
@@ -161,17 +155,9 @@ public final class RelayConfig {
         this.poolSize = r.poolSize;
         this.connectionTimeout = r.connectionTimeout;
         this.tables = r.tables;
-        this.relayId = r.relayId;
-        this.workers = r.workers;
-        this.batchSize = r.batchSize;
-        this.pollInterval = r.pollInterval;
-        this.publishTimeout = r.publishTimeout;
-        this.laneLease = r.laneLease;
-        this.maxAttempts = r.maxAttempts;
-        this.initialBackoff = r.initialBackoff;
-        this.maxBackoff = r.maxBackoff;
-        this.backlogInterval = r.backlogInterval;
-        this.shutdownTimeout = r.shutdownTimeout;
+        Map<RelayOption<?>, @Nullable Object> values = new LinkedHashMap<>();
+        RelayOption.all().forEach(o -> values.put(o, o.get(r.relay)));
+        this.relay = Collections.unmodifiableMap(values);
         this.kafka = Collections.unmodifiableMap(new LinkedHashMap<>(r.kafka));
         this.kafkaStrictFencing = r.kafkaStrictFencing;
         this.rabbitUri = r.rabbitUri;
@@ -275,48 +261,22 @@ public final class RelayConfig {
         return tables;
     }
 
-    public @Nullable String relayId() {
-        return relayId;
+    /** The value of a relay option, from {@code txbox.relay.<key>} or its default. */
+    public <T> @Nullable T relay(RelayOption<T> option) {
+        return option.type().cast(relay.get(option));
     }
 
-    public int workers() {
-        return workers;
+    /** Sets every relay option on {@code builder}, as read (the relay id only if one is set). */
+    public Relay.Builder applyTo(Relay.Builder builder) {
+        RelayOption.all().forEach(o -> copy(o, builder));
+        return builder;
     }
 
-    public int batchSize() {
-        return batchSize;
-    }
-
-    public Duration pollInterval() {
-        return pollInterval;
-    }
-
-    public Duration publishTimeout() {
-        return publishTimeout;
-    }
-
-    public Duration laneLease() {
-        return laneLease;
-    }
-
-    public int maxAttempts() {
-        return maxAttempts;
-    }
-
-    public Duration initialBackoff() {
-        return initialBackoff;
-    }
-
-    public Duration maxBackoff() {
-        return maxBackoff;
-    }
-
-    public Duration backlogInterval() {
-        return backlogInterval;
-    }
-
-    public Duration shutdownTimeout() {
-        return shutdownTimeout;
+    private <T> void copy(RelayOption<T> option, Relay.Builder builder) {
+        T value = relay(option);
+        if (value != null) {
+            option.set(builder, value);
+        }
     }
 
     /** Kafka producer properties, {@code bootstrap.servers} included; empty when Kafka is not configured. */

@@ -11,6 +11,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.txbox.TxboxException;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Relay;
+import io.txbox.relay.RelayOption;
 import io.txbox.relay.RelayStatus;
 import io.txbox.relay.Route;
 import io.txbox.relay.kafka.KafkaPublisher;
@@ -99,7 +100,7 @@ public final class StandaloneRelay implements AutoCloseable {
         // A plain exit (System.exit elsewhere, SIGHUP, or signals we could not handle) still
         // stops gracefully: the hook triggers the stop and waits until main has finished it.
         CountDownLatch finished = new CountDownLatch(1);
-        Duration bound = config.shutdownTimeout().plusSeconds(10);
+        Duration bound = config.relay(RelayOption.SHUTDOWN_TIMEOUT).plusSeconds(10);
         Thread hook = new Thread(() -> {
             stop.countDown();
             try {
@@ -115,7 +116,7 @@ public final class StandaloneRelay implements AutoCloseable {
             Thread.currentThread().interrupt();
             reason.set("interrupt");
         }
-        log.info("{} - {} received, stopping (at most {})", id, reason.get(), Durations.format(config.shutdownTimeout()));
+        log.info("{} - {} received, stopping (at most {})", id, reason.get(), Durations.format(config.relay(RelayOption.SHUTDOWN_TIMEOUT)));
         Thread watchdog = new Thread(() -> {
             try {
                 Thread.sleep(bound.toMillis());
@@ -155,7 +156,8 @@ public final class StandaloneRelay implements AutoCloseable {
         HikariDataSource pool = Pools.open(config, "txbox-relay", config.poolSize(), registry);
         closeables.push(pool);
 
-        String processId = config.relayId() != null ? config.relayId() : "txbox-relay";
+        String relayId = config.relay(RelayOption.RELAY_ID);
+        String processId = relayId != null ? relayId : "txbox-relay";
         Map<Broker, Publisher> publishers = new LinkedHashMap<>();
         if (config.uses(Broker.KAFKA)) {
             KafkaPublisher.Builder kafkaBuilder = KafkaPublisher.builder().properties(config.kafkaProperties());
@@ -177,24 +179,12 @@ public final class StandaloneRelay implements AutoCloseable {
         }
 
         RelayMetrics meters = RelayMetrics.of(registry);
-        Relay.Builder builder = Relay.builder()
+        Relay.Builder builder = config.applyTo(Relay.builder())
                 .dataSource(pool)
                 .tables(config.tables())
-                .workers(config.workers())
-                .batchSize(config.batchSize())
-                .pollInterval(config.pollInterval())
-                .publishTimeout(config.publishTimeout())
-                .laneLease(config.laneLease())
-                .maxAttempts(config.maxAttempts())
-                .backoff(config.initialBackoff(), config.maxBackoff())
-                .backlogInterval(config.backlogInterval())
-                .shutdownTimeout(config.shutdownTimeout())
                 .listener(meters)
                 // the publishers are closed here, after the relay, in reverse order of opening
                 .closePublishers(false);
-        if (config.relayId() != null) {
-            builder.relayId(config.relayId());
-        }
         for (Destination d : config.destinations().values()) {
             Publisher p = publishers.get(d.broker());
             builder.route(d.name(), d.broker() == Broker.KAFKA
@@ -209,7 +199,7 @@ public final class StandaloneRelay implements AutoCloseable {
 
         r.start();
         log.info("{} - started: HTTP port {}, {} worker(s), batch size {}, destinations {}, database {}",
-                r.id(), http.port(), config.workers(), config.batchSize(), config.destinations().values(),
+                r.id(), http.port(), config.relay(RelayOption.WORKERS), config.relay(RelayOption.BATCH_SIZE), config.destinations().values(),
                 Redaction.url(config.jdbcUrl()));
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.ConfigException;
 import io.txbox.relay.Relay;
+import io.txbox.relay.RelayOption;
 import io.txbox.relay.standalone.RelayConfig.Broker;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,9 +31,9 @@ class RelayConfigTest {
     void load_minimal_takesTheRelayDefaults() throws IOException {
         RelayConfig c = RelayConfig.load(file(URL, "txbox.destination.payments=kafka:payments",
                 "txbox.kafka.bootstrap-servers=k:9092"), Map.of());
-        assertThat(c.batchSize()).isEqualTo(Relay.DEFAULT_BATCH_SIZE);
-        assertThat(c.pollInterval()).isEqualTo(Relay.DEFAULT_POLL_INTERVAL);
-        assertThat(c.workers()).isEqualTo(Relay.DEFAULT_WORKERS);
+        assertThat(c.relay(RelayOption.BATCH_SIZE)).isEqualTo(Relay.DEFAULT_BATCH_SIZE);
+        assertThat(c.relay(RelayOption.POLL_INTERVAL)).isEqualTo(Relay.DEFAULT_POLL_INTERVAL);
+        assertThat(c.relay(RelayOption.WORKERS)).isEqualTo(Relay.DEFAULT_WORKERS);
         assertThat(c.poolSize()).isEqualTo(Relay.DEFAULT_WORKERS + 2);
         assertThat(c.tables().schema()).isEqualTo("public");
         assertThat(c.httpPort()).isEqualTo(RelayConfig.DEFAULT_HTTP_PORT);
@@ -54,10 +55,10 @@ class RelayConfigTest {
         assertThat(c.jdbcUser()).isEqualTo("relay");
         assertThat(c.poolSize()).isEqualTo(9);
         assertThat(c.tables().qualified(c.tables().outboxTable())).isEqualTo("\"orders\".\"tx_outbox\"");
-        assertThat(c.relayId()).isEqualTo("relay-a");
-        assertThat(c.pollInterval()).isEqualTo(Duration.ofMillis(250));
-        assertThat(c.publishTimeout()).isEqualTo(Duration.ofSeconds(2));
-        assertThat(c.backlogInterval()).isZero();
+        assertThat(c.relay(RelayOption.RELAY_ID)).isEqualTo("relay-a");
+        assertThat(c.relay(RelayOption.POLL_INTERVAL)).isEqualTo(Duration.ofMillis(250));
+        assertThat(c.relay(RelayOption.PUBLISH_TIMEOUT)).isEqualTo(Duration.ofSeconds(2));
+        assertThat(c.relay(RelayOption.BACKLOG_INTERVAL)).isZero();
         assertThat(c.kafkaProperties()).containsEntry("linger.ms", "20");
         assertThat(c.destinations().get("shipping").broker()).isEqualTo(Broker.RABBITMQ);
         assertThat(c.httpPort()).isZero();
@@ -118,7 +119,7 @@ class RelayConfigTest {
     @Test
     void env_overridesFileAndIsNamedInErrors() throws IOException {
         Path f = file(URL, "txbox.relay.batch-size=10");
-        assertThat(RelayConfig.load(f, Map.of("TXBOX_RELAY_BATCH_SIZE", "20")).batchSize()).isEqualTo(20);
+        assertThat(RelayConfig.load(f, Map.of("TXBOX_RELAY_BATCH_SIZE", "20")).relay(RelayOption.BATCH_SIZE)).isEqualTo(20);
         assertThatThrownBy(() -> RelayConfig.load(f, Map.of("TXBOX_RELAY_BATCH_SIZE", "0")))
                 .hasMessageContaining("txbox.relay.batch-size = \"0\" (env TXBOX_RELAY_BATCH_SIZE)");
     }
@@ -214,8 +215,8 @@ class RelayConfigTest {
     void relayKeys_followTheBuildersRules_maxAttemptsHasNoCapOfItsOwn() throws IOException {
         RelayConfig c = RelayConfig.load(file(URL, "txbox.relay.max-attempts=5000000",
                 "txbox.relay.backlog-interval=0"), Map.of());
-        assertThat(c.maxAttempts()).isEqualTo(5_000_000);
-        assertThat(c.backlogInterval()).isZero();
+        assertThat(c.relay(RelayOption.MAX_ATTEMPTS)).isEqualTo(5_000_000);
+        assertThat(c.relay(RelayOption.BACKLOG_INTERVAL)).isZero();
         assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.max-attempts=0",
                         "txbox.relay.initial-backoff=2m", "txbox.relay.max-backoff=1m", "txbox.relay.id=a b"), Map.of()))
                 .hasMessageContaining("txbox.relay.max-attempts = \"0\" (relay.properties): must be at least 1")
@@ -229,5 +230,33 @@ class RelayConfigTest {
                         "txbox.destination.a=kafka:..", "txbox.destination.b=rabbitmq:" + "x".repeat(256)), Map.of()))
                 .hasMessageContaining("txbox.destination.a = \"kafka:..\" (relay.properties): after kafka: Kafka topic must be")
                 .hasMessageContaining("txbox.destination.b = ").hasMessageContaining("after rabbitmq: RabbitMQ exchange must be 1-255");
+    }
+
+    /** A value other than the default for every relay option: as the file spells it, and as the Java builder sets it. */
+    static final Map<String, String> RELAY_TEXT = Map.ofEntries(Map.entry("id", "r-1"), Map.entry("workers", "7"),
+            Map.entry("batch-size", "300"), Map.entry("poll-interval", "7ms"), Map.entry("publish-timeout", "3s"),
+            Map.entry("lane-lease", "9s"), Map.entry("max-attempts", "4"), Map.entry("initial-backoff", "20ms"),
+            Map.entry("max-backoff", "2s"), Map.entry("backlog-interval", "0s"), Map.entry("shutdown-timeout", "1s"));
+
+    static Relay.Builder javaBuilder() {
+        return Relay.builder().relayId("r-1").workers(7).batchSize(300).pollInterval(Duration.ofMillis(7))
+                .publishTimeout(Duration.ofSeconds(3)).laneLease(Duration.ofSeconds(9)).maxAttempts(4)
+                .backoff(Duration.ofMillis(20), Duration.ofSeconds(2)).backlogInterval(Duration.ZERO)
+                .shutdownTimeout(Duration.ofSeconds(1));
+    }
+
+    @Test
+    void relayOptions_everyKey_reachesTheSameBuilderSettingAsTheJavaSetter() throws IOException {
+        assertThat(RELAY_TEXT.keySet()).containsExactlyInAnyOrderElementsOf(
+                RelayOption.all().stream().map(RelayOption::key).toList());
+        java.util.List<String> lines = new java.util.ArrayList<>(java.util.List.of(URL));
+        RELAY_TEXT.forEach((k, v) -> lines.add("txbox.relay." + k + "=" + v));
+        RelayConfig c = RelayConfig.load(file(lines.toArray(String[]::new)), Map.of());
+        Relay.Builder fromFile = c.applyTo(Relay.builder());
+        Relay.Builder fromJava = javaBuilder();
+        for (RelayOption<?> o : RelayOption.all()) {
+            assertThat(o.get(fromFile)).as(o.key()).isEqualTo(o.get(fromJava)).isNotEqualTo(o.defaultValue())
+                    .isEqualTo(c.relay(o));
+        }
     }
 }
