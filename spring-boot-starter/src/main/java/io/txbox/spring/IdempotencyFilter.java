@@ -1,5 +1,6 @@
 package io.txbox.spring;
 
+import io.txbox.Texts;
 import io.txbox.inbox.http.HttpIdempotency;
 import io.txbox.inbox.http.HttpRequestData;
 import io.txbox.inbox.http.HttpResponseData;
@@ -44,13 +45,13 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * client never meant.
  */
 final class IdempotencyFilter extends OncePerRequestFilter implements Ordered {
+    private static final String FORM_URLENCODED = "application/x-www-form-urlencoded";
+
     private final HttpIdempotency idempotency;
     private final Set<String> methods;
     private final List<String> paths;
     private final int maxBodyBytes;
     private final int order;
-    private static final String FORM_URLENCODED = "application/x-www-form-urlencoded";
-
     private final AntPathMatcher matcher = new AntPathMatcher();
 
     IdempotencyFilter(HttpIdempotency idempotency, Set<String> methods, List<String> paths, int maxBodyBytes,
@@ -107,7 +108,7 @@ final class IdempotencyFilter extends OncePerRequestFilter implements Ordered {
      * application/x-www-form-urlencoded}, {@code multipart/*}), lower-cased; {@code null} for
      * any other or no {@code Content-Type}.
      */
-    static @Nullable String formMediaType(@Nullable String contentType) {
+    private static @Nullable String formMediaType(@Nullable String contentType) {
         if (contentType == null) {
             return null;
         }
@@ -118,7 +119,7 @@ final class IdempotencyFilter extends OncePerRequestFilter implements Ordered {
     }
 
     private static HttpResponseData unsupportedMediaType(String form) {
-        String detail = "a " + form + " body is not accepted with an Idempotency-Key here: send the body as another"
+        String detail = "a " + Texts.quote(form) + " body is not accepted with an Idempotency-Key here: send the body as another"
                 + " media type, such as application/json or text/plain. Nothing ran and nothing was stored; the"
                 + " key is still unused.";
         String json = "{\"type\":\"about:blank\",\"title\":\"Unsupported Media Type\",\"status\":415,\"detail\":"

@@ -158,6 +158,9 @@ class IdempotencyFilterIT {
                 .header("Content-Type", "multipart/form-data; boundary=b")
                 .POST(HttpRequest.BodyPublishers.ofString("--b\r\nContent-Disposition: form-data; name=\"order\"\r\n\r\n"
                         + "order-42\r\n--b--\r\n")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> formWithCharset = http.send(HttpRequest.newBuilder(uri("/orders/o-7"))
+                .header("Idempotency-Key", "k-7").header("Content-Type", "Application/X-WWW-Form-Urlencoded; charset=UTF-8")
+                .POST(HttpRequest.BodyPublishers.ofString("order=order-42")).build(), HttpResponse.BodyHandlers.ofString());
 
         assertThat(form.statusCode()).isEqualTo(415);
         assertThat(form.headers().firstValue("Content-Type")).hasValue("application/problem+json");
@@ -165,6 +168,7 @@ class IdempotencyFilterIT {
         assertThat(form.body()).contains("application/x-www-form-urlencoded").contains("key is still unused");
         assertThat(multipart.statusCode()).isEqualTo(415);
         assertThat(multipart.body()).contains("multipart/form-data");
+        assertThat(formWithCharset.statusCode()).isEqualTo(415);
         assertThat(orders.runs.get()).isZero();
         assertThat(count(tables.inboxTable())).isZero();
 
