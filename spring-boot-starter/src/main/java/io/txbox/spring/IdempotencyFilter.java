@@ -1,8 +1,10 @@
 package io.txbox.spring;
 
+import io.txbox.Texts;
 import io.txbox.inbox.http.HttpIdempotency;
 import io.txbox.inbox.http.HttpRequestData;
 import io.txbox.inbox.http.HttpResponseData;
+import io.txbox.internal.JsonStrings;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
@@ -22,7 +24,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
+import org.springframework.http.MediaType;
 import org.springframework.util.AntPathMatcher;
 import org.springframework.web.filter.OncePerRequestFilter;
 
@@ -32,8 +36,17 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * transactional form, in a Spring transaction that the controller's {@code JdbcTemplate}, JPA
  * repositories and {@code @Transactional} services join and that also stores the response.
  * Other requests pass untouched. The response is buffered in memory before it is sent.
+ *
+ * <p>The filter reads the request body itself, so a covered request whose body the servlet
+ * container would parse into parameters or parts (a form, {@code
+ * application/x-www-form-urlencoded}, or {@code multipart/*}) is answered 415 at once, with
+ * nothing run or stored and the key left unused: under the filter the application would see
+ * neither the form's parameters nor its parts, and would answer (and store) something the
+ * client never meant.
  */
 final class IdempotencyFilter extends OncePerRequestFilter implements Ordered {
+    private static final String FORM_URLENCODED = "application/x-www-form-urlencoded";
+
     private final HttpIdempotency idempotency;
     private final Set<String> methods;
     private final List<String> paths;
@@ -67,6 +80,11 @@ final class IdempotencyFilter extends OncePerRequestFilter implements Ordered {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException {
+        String form = formMediaType(request.getContentType());
+        if (form != null) {
+            send(unsupportedMediaType(form), response);
+            return;
+        }
         // one byte over the limit is enough for HttpIdempotency to refuse the body (413) whole
         byte[] body = request.getInputStream().readNBytes(maxBodyBytes + 1);
         String query = request.getQueryString();
@@ -83,6 +101,31 @@ final class IdempotencyFilter extends OncePerRequestFilter implements Ordered {
             return captured.toResponseData();
         });
         send(out, response);
+    }
+
+    /**
+     * The media type of a body the container parses into parameters or parts ({@code
+     * application/x-www-form-urlencoded}, {@code multipart/*}), lower-cased; {@code null} for
+     * any other or no {@code Content-Type}.
+     */
+    private static @Nullable String formMediaType(@Nullable String contentType) {
+        if (contentType == null) {
+            return null;
+        }
+        int semicolon = contentType.indexOf(';');
+        String type = (semicolon < 0 ? contentType : contentType.substring(0, semicolon)).strip()
+                .toLowerCase(Locale.ROOT);
+        return type.equals(FORM_URLENCODED) || type.startsWith("multipart/") ? type : null;
+    }
+
+    private static HttpResponseData unsupportedMediaType(String form) {
+        String detail = "a " + Texts.quote(form) + " body is not accepted with an Idempotency-Key here: send the body as another"
+                + " media type, such as application/json or text/plain. Nothing ran and nothing was stored; the"
+                + " key is still unused.";
+        String json = "{\"type\":\"about:blank\",\"title\":\"Unsupported Media Type\",\"status\":415,\"detail\":"
+                + JsonStrings.literal(detail) + "}";
+        return new HttpResponseData(415, Map.of("Content-Type", List.of(MediaType.APPLICATION_PROBLEM_JSON_VALUE)),
+                json.getBytes(StandardCharsets.UTF_8));
     }
 
     private static Map<String, List<String>> headers(HttpServletRequest request) {

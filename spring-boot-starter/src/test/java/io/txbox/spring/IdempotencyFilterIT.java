@@ -148,6 +148,38 @@ class IdempotencyFilterIT {
     }
 
     @Test
+    void formPost_asCurlDashDSendsIt_is415AtOnce_andTheKeyStaysUnused() throws Exception {
+        // what `curl -X POST .../orders/o-7 -H 'Idempotency-Key: k-7' -d order-42` sends
+        HttpResponse<String> form = http.send(HttpRequest.newBuilder(uri("/orders/o-7")).header("Idempotency-Key", "k-7")
+                .header("User-Agent", "curl/8.5.0").header("Accept", "*/*")
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString("order-42")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> multipart = http.send(HttpRequest.newBuilder(uri("/orders/o-7")).header("Idempotency-Key", "k-7")
+                .header("Content-Type", "multipart/form-data; boundary=b")
+                .POST(HttpRequest.BodyPublishers.ofString("--b\r\nContent-Disposition: form-data; name=\"order\"\r\n\r\n"
+                        + "order-42\r\n--b--\r\n")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> formWithCharset = http.send(HttpRequest.newBuilder(uri("/orders/o-7"))
+                .header("Idempotency-Key", "k-7").header("Content-Type", "Application/X-WWW-Form-Urlencoded; charset=UTF-8")
+                .POST(HttpRequest.BodyPublishers.ofString("order=order-42")).build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(form.statusCode()).isEqualTo(415);
+        assertThat(form.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(form.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(form.body()).contains("application/x-www-form-urlencoded").contains("key is still unused");
+        assertThat(multipart.statusCode()).isEqualTo(415);
+        assertThat(multipart.body()).contains("multipart/form-data");
+        assertThat(formWithCharset.statusCode()).isEqualTo(415);
+        assertThat(orders.runs.get()).isZero();
+        assertThat(count(tables.inboxTable())).isZero();
+
+        HttpResponse<String> json = post("/orders/o-7", "k-7", "{\"order\":\"order-42\"}");
+
+        assertThat(json.statusCode()).isEqualTo(201);
+        assertThat(json.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(orders.runs.get()).isEqualTo(1);
+    }
+
+    @Test
     void requestWithoutAFilteredMethod_passesUntouched() throws Exception {
         HttpResponse<String> put = http.send(HttpRequest.newBuilder(uri("/orders/o-6"))
                 .PUT(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
