@@ -7,14 +7,18 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.txbox.dynamodb.DynamoStore;
+import io.txbox.inbox.Claim;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
 import io.txbox.redis.HybridInbox;
 import io.txbox.redis.RedisListener;
+import io.txbox.testkit.TestDynamo;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -36,6 +40,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * duplicate-storm: a broker or clients retrying hard. {@code --keys} keys, each delivered
@@ -53,6 +65,12 @@ import org.HdrHistogram.Recorder;
  * second. {@code tx_reduction} = transactions per effect without / with, {@code throughput_ratio}
  * = with / without; {@code double_effects} and {@code lost} count keys with more than one, or no,
  * business row.
+ *
+ * <p>With {@code --store dynamodb}, each round also runs a third side: the DynamoDB two-phase store
+ * ({@link DynamoStore}) on dynalite started for the run (or {@code --dynamo}), its handler writing
+ * the same business row outside any transaction between claim and complete. Its figures are
+ * DynamoDB requests per effect and deliveries per second; against a local emulator they only say
+ * how the store behaves relative to the others, nothing about DynamoDB's own speed.
  */
 final class DuplicateStorm extends Scenario {
     private int senders;
@@ -63,6 +81,8 @@ final class DuplicateStorm extends Scenario {
     private int poolSize;
     private int rounds;
     private String redisUrl;
+    private String store;
+    private String dynamoEndpoint;
     private long doubles;
     private long lost;
 
@@ -76,6 +96,12 @@ final class DuplicateStorm extends Scenario {
         poolSize = o.intValue("pool", 16, "database pool size");
         rounds = o.intValue("rounds", 2, "rounds of each side, ABBA order");
         redisUrl = o.string("redis", System.getenv().getOrDefault("TXBOX_BENCH_REDIS", "redis://127.0.0.1:6379"), "Redis URL (or TXBOX_BENCH_REDIS)");
+        store = o.string("store", "redis", "stores beside the database inbox: redis, or dynamodb (redis and the"
+                + " DynamoDB two-phase store)");
+        dynamoEndpoint = o.stringOrNull("dynamo", "DynamoDB endpoint for --store dynamodb; default: start dynalite");
+        if (!store.equals("redis") && !store.equals("dynamodb")) {
+            throw new Options.UsageException("--store must be redis or dynamodb, but was " + store);
+        }
         if (senders < 1 || keys < 1 || copies < 1 || backoffMs < 0 || workMs < 0 || poolSize < 1 || rounds < 1) {
             throw new Options.UsageException("--senders, --keys, --copies, --pool and --rounds must be at least 1,"
                     + " --backoff-ms and --work-ms at least 0");
@@ -138,6 +164,8 @@ final class DuplicateStorm extends Scenario {
         List<String> consumers = new ArrayList<>();
         List<Double> roundRatios = new ArrayList<>();
         Map<RedisListener.Answer, AtomicInteger> answers = new ConcurrentHashMap<>();
+        Side dynamo = null;
+        Dynamo dynamoRun = store.equals("dynamodb") ? Dynamo.start(dynamoEndpoint) : null;
         try {
             for (int r = 0; r < rounds; r++) {
                 // ABBA order, so a drift in the machine's load hits both sides alike
@@ -166,12 +194,21 @@ final class DuplicateStorm extends Scenario {
                     }
                     roundAnswers.forEach((a, n) -> answers.computeIfAbsent(a, x -> new AtomicInteger()).addAndGet(n.get()));
                 }
+                if (dynamoRun != null) {
+                    String consumer = "storm-dynamodb-" + r;
+                    consumers.add(consumer);
+                    Side roundDynamo = dynamoSide("DynamoDB store, round " + (r + 1), pool, dynamoRun, consumer);
+                    dynamo = dynamo == null ? roundDynamo : dynamo.plus(roundDynamo);
+                }
                 roundRatios.add(Report.round(roundWith.seconds() > 0 ? roundWithout.seconds() / roundWith.seconds() : 0, 2));
                 without = without == null ? roundWithout : without.plus(roundWithout);
                 with = with == null ? roundWith : with.plus(roundWith);
             }
         } finally {
             deleteRedisKeys(prefix);
+            if (dynamoRun != null) {
+                dynamoRun.close();
+            }
         }
         Map<RedisListener.Answer, Integer> answerCounts = new EnumMap<>(RedisListener.Answer.class);
         answers.forEach((a, n) -> answerCounts.put(a, n.get()));
@@ -198,6 +235,18 @@ final class DuplicateStorm extends Scenario {
                 .target("tx_reduction", ">=", 5)
                 .target("throughput_ratio", ">=", 2)
                 .target("double_effects", "==", 0);
+        if (dynamo != null) {
+            report.figure("dynamodb_requests_per_effect", Report.round(dynamo.txPerEffect(), 2), "requests")
+                    .figure("dynamodb_p99_ms", InboxOverhead.ms(dynamo.calls().getValueAtPercentile(99)), "ms")
+                    .figure("dynamodb_deliveries_per_sec", Report.round(dynamo.deliveriesPerSecond(deliveries), 1),
+                            "msg/s")
+                    .detail("dynamodb_outcomes", dynamo.outcomes())
+                    .detail("dynamodb_server", dynamoRun.description);
+            report.note("DynamoDB side against " + dynamoRun.description + ": a local emulator, so its figures only"
+                    + " say how the store behaves relative to the database inbox and Redis in this run, not how fast"
+                    + " DynamoDB is (a network round trip per request there). double_effects and lost cover all"
+                    + " three sides.");
+        }
         html.paragraph(String.format("%d senders, %d keys, each delivered %d times at once; handler work %d ms;"
                         + " IN_FLIGHT redelivered after %d ms. Database transactions per effect: %.2f without Redis, %.2f with (%.1fx fewer);"
                         + " deliveries per second: %.0f without, %.0f with (%.2fx).", senders, keys, copies, workMs, backoffMs,
@@ -301,6 +350,150 @@ final class DuplicateStorm extends Scenario {
         log("%s: %d deliveries in %.2f s (%.0f/s), %d transactions for %d effects (%.2f per effect), call p99 %.2f ms,"
                 + " outcomes %s%s", name, total, seconds, total / seconds, side.transactions(), effects,
                 side.txPerEffect(), side.calls().getValueAtPercentile(99) / 1000.0, o, a.isEmpty() ? "" : ", Redis " + a);
+        return side;
+    }
+
+    /** The DynamoDB server of the run and a client that counts its requests. */
+    private static final class Dynamo implements AutoCloseable {
+        final AtomicLong requests = new AtomicLong();
+        final DynamoDbClient client;
+        final String table = "txbox_bench_storm_" + System.currentTimeMillis();
+        final String description;
+        private final TestDynamo.Server server;
+
+        private Dynamo(URI endpoint, TestDynamo.Server server, String description) {
+            this.server = server;
+            this.description = description;
+            this.client = DynamoDbClient.builder().endpointOverride(endpoint).region(Region.US_EAST_1)
+                    .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("bench", "bench")))
+                    .httpClient(UrlConnectionHttpClient.create())
+                    .overrideConfiguration(o -> o.addExecutionInterceptor(new ExecutionInterceptor() {
+                        @Override
+                        public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                            requests.incrementAndGet();
+                        }
+                    }))
+                    .build();
+            DynamoStore.createTable(client, table);
+        }
+
+        static Dynamo start(String endpoint) {
+            if (endpoint != null) {
+                return new Dynamo(URI.create(endpoint), null, endpoint);
+            }
+            TestDynamo.Server server = TestDynamo.startPrivate();
+            return new Dynamo(server.endpoint(), server, "dynalite " + TestDynamo.DYNALITE_VERSION + " (in memory, local)");
+        }
+
+        @Override
+        public void close() {
+            client.close();
+            if (server != null) {
+                server.close();
+            }
+        }
+    }
+
+    /**
+     * Every delivery of every key through the DynamoDB two-phase store: claim, then the business
+     * row (autocommit) and complete for an ACQUIRED claim; IN_FLIGHT is redelivered after the
+     * backoff. {@code transactions} of the side are the DynamoDB requests.
+     */
+    private Side dynamoSide(String name, DataSource pool, Dynamo dynamo, String consumer) throws Exception {
+        DynamoStore store = DynamoStore.builder(consumer).client(dynamo.client).table(dynamo.table).build();
+        long requestsBefore = dynamo.requests.get();
+        int total = keys * copies;
+        AtomicInteger next = new AtomicInteger();
+        AtomicInteger settled = new AtomicInteger();
+        DelayQueue<Redelivery> redeliveries = new DelayQueue<>();
+        Recorder calls = new Recorder(3);
+        Recorder settle = new Recorder(3);
+        Map<Outcome.Status, AtomicInteger> outcomes = new ConcurrentHashMap<>();
+        AtomicLong errors = new AtomicLong();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < senders; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    start.await();
+                    while (settled.get() < total) {
+                        Redelivery d = redeliveries.poll();
+                        if (d == null) {
+                            int i = next.getAndIncrement();
+                            if (i < total) {
+                                int k = i / copies;
+                                d = new Redelivery(InboundMessage.of(consumer + "-" + k,
+                                        ("order " + k).getBytes(StandardCharsets.UTF_8)), System.nanoTime(), 0);
+                            } else {
+                                d = redeliveries.poll(1, TimeUnit.MILLISECONDS);
+                                if (d == null) {
+                                    continue;
+                                }
+                            }
+                        }
+                        long t0 = System.nanoTime();
+                        Outcome.Status status;
+                        try {
+                            Claim claim = store.claim(d.message());
+                            switch (claim.status()) {
+                                case ACQUIRED -> {
+                                    try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
+                                            "INSERT INTO business (message_key, amount) VALUES (?, ?)")) {
+                                        ps.setString(1, d.message().key());
+                                        ps.setLong(2, 42);
+                                        ps.executeUpdate();
+                                    }
+                                    if (workMs > 0) {
+                                        Thread.sleep(workMs); // the rest of the business logic
+                                    }
+                                    store.complete(claim, ("ok " + d.message().key()).getBytes(StandardCharsets.UTF_8));
+                                    status = Outcome.Status.PROCESSED;
+                                }
+                                case DUPLICATE -> status = Outcome.Status.DUPLICATE;
+                                case DEAD -> status = Outcome.Status.DEAD;
+                                default -> status = Outcome.Status.IN_FLIGHT;
+                            }
+                        } catch (RuntimeException | java.sql.SQLException e) {
+                            if (errors.incrementAndGet() <= 3) {
+                                System.err.println(name + ": delivery failed, redelivering: " + e);
+                            }
+                            redeliveries.add(d.later(backoffMs));
+                            continue;
+                        }
+                        long t1 = System.nanoTime();
+                        calls.recordValue((t1 - t0) / 1000);
+                        outcomes.computeIfAbsent(status, s -> new AtomicInteger()).incrementAndGet();
+                        if (status != Outcome.Status.IN_FLIGHT) {
+                            settle.recordValue((t1 - d.firstSent()) / 1000);
+                            settled.incrementAndGet();
+                        } else {
+                            redeliveries.add(d.later(backoffMs));
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "storm-dynamo-" + t);
+            th.start();
+            threads.add(th);
+        }
+        long t0 = System.nanoTime();
+        start.countDown();
+        for (Thread th : threads) {
+            th.join();
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        if (errors.get() > 0) {
+            report.note(name + ": " + errors.get() + " store calls failed and were redelivered");
+        }
+        long effects = effectsOf(pool, consumer);
+        Map<Outcome.Status, Integer> o = new EnumMap<>(Outcome.Status.class);
+        outcomes.forEach((s, n) -> o.put(s, n.get()));
+        Side side = new Side(name, dynamo.requests.get() - requestsBefore, effects, seconds,
+                calls.getIntervalHistogram(), settle.getIntervalHistogram(), o, Map.of());
+        log("%s: %d deliveries in %.2f s (%.0f/s), %d DynamoDB requests for %d effects (%.2f per effect), call p99"
+                + " %.2f ms, outcomes %s", name, total, seconds, total / seconds, side.transactions(), effects,
+                side.txPerEffect(), side.calls().getValueAtPercentile(99) / 1000.0, o);
         return side;
     }
 
