@@ -177,8 +177,8 @@ public interface Inbox {
      * the whole transaction up to {@code transactionRetries} times (a handler that still hits
      * one after that counts as failed). A handler exception rolls
      * back the business writes; the attempt is then counted and the error recorded in a
-     * separate transaction, and the outcome is FAILED, or DEAD once {@code maxAttempts} is
-     * reached. A reused key gives KEY_REUSED.
+     * separate transaction (retried on the same conflicts as often), and the outcome is FAILED,
+     * or DEAD once {@code maxAttempts} is reached. A reused key gives KEY_REUSED.
      *
      * @throws RetryableException if the database stayed in conflict or unreachable; nothing
      *     was recorded, deliver the message again later
@@ -222,8 +222,13 @@ public interface Inbox {
      * The entry becomes FAILED, or DEAD once it has failed {@code maxAttempts} times (releases
      * of a two-phase claim are not failures). If a
      * concurrent delivery completed the key meanwhile, the outcome is DUPLICATE and nothing
-     * is counted. One round trip (two if the key was completed, dead or reused; always two on
-     * MariaDB/MySQL).
+     * is counted. A serialization failure or deadlock (SQL states 40001, 40P01) rolls back and
+     * runs the transaction again, up to {@code transactionRetries} times. One round trip (two if
+     * the key was completed, dead or reused); on MariaDB/MySQL a write and a locking read in one
+     * transaction, committed by the inbox when the connection came in auto-commit mode.
+     *
+     * @throws RetryableException if the database stayed in conflict or unreachable; nothing
+     *     was counted
      */
     Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error);
 
@@ -442,8 +447,10 @@ public interface Inbox {
         }
 
         /**
-         * How often {@link Inbox#process} retries a transaction after a serialization failure
-         * or deadlock; default {@value Inbox#DEFAULT_TRANSACTION_RETRIES}. 0 to 100.
+         * How often {@link Inbox#process} and {@link Inbox#recordFailure} retry a transaction
+         * after a serialization failure or deadlock (the failure count of {@code process} and
+         * {@code processChained} included); default {@value Inbox#DEFAULT_TRANSACTION_RETRIES}.
+         * 0 to 100.
          */
         public Builder transactionRetries(int transactionRetries) {
             if (transactionRetries < 0 || transactionRetries > 100) {

@@ -16,9 +16,12 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +30,7 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Named;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -87,9 +91,7 @@ class InboxIsolationIT {
 
     /** Waits until session {@code id} is blocked on a lock, i.e. on the other delivery's entry. */
     private void awaitBlocked(long id) {
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> rows.postgres()
-                ? "Lock".equals(rows.string("select wait_event_type from pg_stat_activity where pid = " + id))
-                : DBS.mariadb().waitsForLock(id));
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> blocked(id));
     }
 
     @ParameterizedTest(name = "{0}, {1}")
@@ -225,6 +227,83 @@ class InboxIsolationIT {
             }
         }
         assertThat(rows.count("message_key like 'dl-%-" + isolation + "' and status = 'COMPLETED'")).isEqualTo(2);
+    }
+
+    /**
+     * A first delivery whose handler fails while two duplicates wait on its entry. On MariaDB the
+     * rollback leaves three writers of one row (the failure count and the two duplicates), and
+     * InnoDB may break a deadlock among them: the failure count retries it like any transaction of
+     * {@code process}, so every delivery ends FAILED with its failure counted and none throws.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_firstFailsWhileTwoDuplicatesWait_everyFailureIsCounted(TestDatabase db) throws Exception {
+        use(db);
+        Inbox failing = Inbox.builder("isolation-failures").tables(rows.tables).maxAttempts(100).build();
+        Handler fails = (tx, m) -> {
+            throw new IllegalStateException("handler failed");
+        };
+        int rounds = 20;
+        List<String> lost = new ArrayList<>();
+        List<Outcome.Status> statuses = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            for (int r = 0; r < rounds; r++) {
+                InboundMessage m = InboundMessage.of("fails-" + r, new byte[] {1});
+                List<Long> sessions = new CopyOnWriteArrayList<>();
+                DataSource watched = recordingSessions(db.dataSource(), sessions);
+                List<Future<Outcome>> duplicates = new ArrayList<>();
+                Callable<Outcome> first = () -> failing.process(db.dataSource(), m, (tx, msg) -> {
+                    for (int i = 0; i < 2; i++) {
+                        duplicates.add(pool.submit(() -> failing.process(watched, m, fails)));
+                    }
+                    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() ->
+                            sessions.size() >= 2 && blocked(sessions.get(0)) && blocked(sessions.get(1)));
+                    throw new IllegalStateException("handler failed");
+                });
+                List<Callable<Outcome>> deliveries = new ArrayList<>();
+                deliveries.add(first);
+                deliveries.add(() -> duplicates.get(0).get(30, TimeUnit.SECONDS));
+                deliveries.add(() -> duplicates.get(1).get(30, TimeUnit.SECONDS));
+                for (Callable<Outcome> delivery : deliveries) {
+                    try {
+                        statuses.add(delivery.call().status());
+                    } catch (RetryableException | ExecutionException e) {
+                        lost.add(m.key() + ": " + e);
+                    }
+                }
+                assertThat(rows.queryLong("select failures from " + rows.inbox() + " where consumer = 'isolation-failures'"
+                        + " and message_key = '" + m.key() + "'")).as("failures counted for " + m.key())
+                        .isEqualTo(3 - lost.stream().filter(l -> l.startsWith(m.key() + ":")).count());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(lost).as("deliveries whose failure was not counted").isEmpty();
+        assertThat(statuses).hasSize(3 * rounds).containsOnly(Outcome.Status.FAILED);
+    }
+
+    private boolean blocked(long session) {
+        return rows.postgres()
+                ? "Lock".equals(rows.string("select wait_event_type from pg_stat_activity where pid = " + session))
+                : DBS.mariadb().waitsForLock(session);
+    }
+
+    /** {@code ds} that notes the server's id of each connection it hands out, in order. */
+    private DataSource recordingSessions(DataSource ds, List<Long> sessions) {
+        return (DataSource) Proxy.newProxyInstance(InboxIsolationIT.class.getClassLoader(),
+                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                    Object result;
+                    try {
+                        result = method.invoke(ds, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                    if (result instanceof Connection c) {
+                        sessions.add(session(c));
+                    }
+                    return result;
+                });
     }
 
     /** {@code ds} whose connections run at {@code isolation}; the pool restores its default on return. */
