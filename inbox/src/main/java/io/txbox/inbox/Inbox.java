@@ -55,6 +55,20 @@ import org.jspecify.annotations.Nullable;
  * {@link RetryableException} when retrying the transaction may succeed. A null argument
  * (where none is marked {@code @Nullable}) is refused with {@link InvalidInputException}
  * naming the parameter, before any database work.
+ *
+ * <h2>Spring transactions</h2>
+ * With {@code spring-tx} on the classpath, and without the starter, the calls that would split a
+ * Spring transaction's commit refuse with {@link IllegalStateException} before any database work:
+ * {@link #process} and {@link #processChained} inside an active Spring transaction (they commit
+ * the entry and the handler's work apart from it, so an outer rollback would leave the entry
+ * completed and the work undone), and every call that takes a {@link DataSource}, given a
+ * {@code TransactionAwareDataSourceProxy} inside an active Spring transaction (its commit would
+ * commit the Spring transaction halfway). Run the work in the Spring transaction instead:
+ * {@code TxboxTemplate.process} (txbox-spring-boot-starter), or {@link #receive} on the
+ * Spring-managed connection ({@code DataSourceUtils.getConnection}). The two-phase calls and
+ * {@link #recordFailure} on a plain {@link DataSource} still commit on their own inside a
+ * Spring transaction, as documented. Without {@code spring-tx} nothing of Spring is loaded and
+ * the checks cost nothing.
  */
 public interface Inbox {
     /** Default {@link Builder#maxAttempts}: {@value}. */
@@ -182,6 +196,8 @@ public interface Inbox {
      *
      * @throws RetryableException if the database stayed in conflict or unreachable; nothing
      *     was recorded, deliver the message again later
+     * @throws IllegalStateException inside an active Spring transaction (see the class
+     *     documentation); nothing was written
      * @throws InvalidInputException if the key, tenant or payload size is refused, or the
      *     handler returned a result larger than {@code maxPayloadBytes}; the transaction is
      *     rolled back (the handler's writes included), no entry is written and no attempt is
@@ -206,6 +222,9 @@ public interface Inbox {
      * one the inbox refuses. Such a message was not committed, or is a duplicate when it runs again.
      *
      * <p>The default runs nothing and returns an empty list.
+     *
+     * @throws IllegalStateException inside an active Spring transaction (see the class
+     *     documentation); nothing was written
      */
     default List<Outcome> processChained(DataSource ds, List<InboundMessage> messages, Handler handler,
             Predicate<Outcome> more) {
