@@ -144,27 +144,30 @@ final class InboxCore {
      * the store writes in one statement, so a retry never repeats a committed write.
      */
     <T> T inOwnTransactionRetrying(DataSource ds, String what, SqlWork<T> work) {
-        for (int attempt = 0; ; attempt++) {
+        return retrying(what, () -> {
             try (Connection c = ds.getConnection()) {
                 return attempt(c, work);
-            } catch (SQLException e) {
-                if (attempt < transactionRetries && isConflict(e)) {
-                    log.debug("{} - {} hit a serialization failure or deadlock; retrying", consumer, what);
-                    continue;
-                }
-                throw SqlErrors.translate(what, e);
             }
-        }
+        });
     }
 
     /** As {@link #inOwnTransactionRetrying(DataSource, String, SqlWork)}, on {@code c}, which has no transaction open. */
     <T> T inOwnTransactionRetrying(Connection c, String what, SqlWork<T> work) {
-        for (int attempt = 0; ; attempt++) {
+        return retrying(what, () -> attempt(c, work));
+    }
+
+    @FunctionalInterface
+    private interface SqlAttempt<T> {
+        T run() throws SQLException;
+    }
+
+    private <T> T retrying(String what, SqlAttempt<T> attempt) {
+        for (int i = 0; ; i++) {
             try {
-                return attempt(c, work);
+                return attempt.run();
             } catch (SQLException e) {
-                if (attempt < transactionRetries && isConflict(e)) {
-                    log.debug("{} - {} hit a serialization failure or deadlock; retrying", consumer, what);
+                if (i < transactionRetries && isConflict(e)) {
+                    log.debug("{} hit a serialization failure or deadlock; retrying", what);
                     continue;
                 }
                 throw SqlErrors.translate(what, e);
