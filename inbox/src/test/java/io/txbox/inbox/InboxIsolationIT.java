@@ -30,7 +30,6 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Named;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -233,13 +232,19 @@ class InboxIsolationIT {
      * A first delivery whose handler fails while two duplicates wait on its entry. On MariaDB the
      * rollback leaves three writers of one row (the failure count and the two duplicates), and
      * InnoDB may break a deadlock among them: the failure count retries it like any transaction of
-     * {@code process}, so every delivery ends FAILED with its failure counted and none throws.
+     * {@code process}, so every delivery ends FAILED with its failure counted and none throws;
+     * from a pool that hands out connections in auto-commit mode and from one that does not.
      */
-    @ParameterizedTest(name = "{0}")
-    @ArgumentsSource(TestDatabases.Each.class)
-    void process_firstFailsWhileTwoDuplicatesWait_everyFailureIsCounted(TestDatabase db) throws Exception {
+    @ParameterizedTest(name = "{0}, {1}")
+    @MethodSource("autoCommitModes")
+    void process_firstFailsWhileTwoDuplicatesWait_everyFailureIsCounted(TestDatabase db, boolean autoCommit)
+            throws Exception {
         use(db);
-        Inbox failing = Inbox.builder("isolation-failures").tables(rows.tables).maxAttempts(100).build();
+        DataSource ds = autoCommit ? db.dataSource() : configured(db.dataSource(), c -> c.setAutoCommit(false));
+        // more retries than the default: each round meets about one deadlock, and a delivery that
+        // meets one four times running would end in a RetryableException, as documented
+        Inbox failing = Inbox.builder("isolation-failures").tables(rows.tables).maxAttempts(100)
+                .transactionRetries(10).build();
         Handler fails = (tx, m) -> {
             throw new IllegalStateException("handler failed");
         };
@@ -249,11 +254,11 @@ class InboxIsolationIT {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
             for (int r = 0; r < rounds; r++) {
-                InboundMessage m = InboundMessage.of("fails-" + r, new byte[] {1});
+                InboundMessage m = InboundMessage.of("fails-" + autoCommit + "-" + r, new byte[] {1});
                 List<Long> sessions = new CopyOnWriteArrayList<>();
-                DataSource watched = recordingSessions(db.dataSource(), sessions);
+                DataSource watched = configured(ds, c -> sessions.add(session(c)));
                 List<Future<Outcome>> duplicates = new ArrayList<>();
-                Callable<Outcome> first = () -> failing.process(db.dataSource(), m, (tx, msg) -> {
+                Callable<Outcome> first = () -> failing.process(ds, m, (tx, msg) -> {
                     for (int i = 0; i < 2; i++) {
                         duplicates.add(pool.submit(() -> failing.process(watched, m, fails)));
                     }
@@ -289,8 +294,20 @@ class InboxIsolationIT {
                 : DBS.mariadb().waitsForLock(session);
     }
 
-    /** {@code ds} that notes the server's id of each connection it hands out, in order. */
-    private DataSource recordingSessions(DataSource ds, List<Long> sessions) {
+    /** Each database, from a pool in auto-commit mode and from one that is not. */
+    static Stream<Arguments> autoCommitModes() {
+        return DBS.all().stream().flatMap(db -> Stream.of(true, false)
+                .map(autoCommit -> Arguments.of(Named.of(db.kind().toString(), db),
+                        Named.of(autoCommit ? "auto-commit" : "manual commit", autoCommit))));
+    }
+
+    @FunctionalInterface
+    private interface ConnectionSetup {
+        void apply(Connection c) throws SQLException;
+    }
+
+    /** {@code ds} that applies {@code setup} to each connection it hands out; the pool undoes it on return. */
+    private static DataSource configured(DataSource ds, ConnectionSetup setup) {
         return (DataSource) Proxy.newProxyInstance(InboxIsolationIT.class.getClassLoader(),
                 new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
                     Object result;
@@ -300,7 +317,7 @@ class InboxIsolationIT {
                         throw e.getCause();
                     }
                     if (result instanceof Connection c) {
-                        sessions.add(session(c));
+                        setup.apply(c);
                     }
                     return result;
                 });
@@ -308,18 +325,6 @@ class InboxIsolationIT {
 
     /** {@code ds} whose connections run at {@code isolation}; the pool restores its default on return. */
     private static DataSource atIsolation(DataSource ds, int isolation) {
-        return (DataSource) Proxy.newProxyInstance(InboxIsolationIT.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-                    Object result;
-                    try {
-                        result = method.invoke(ds, args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                    if (result instanceof Connection c) {
-                        c.setTransactionIsolation(isolation);
-                    }
-                    return result;
-                });
+        return configured(ds, c -> c.setTransactionIsolation(isolation));
     }
 }
