@@ -324,13 +324,15 @@ final class AtomicMode {
         Scope s = core.check(message);
         byte[] fp = core.fingerprintOf(message);
         String reason = ErrorTexts.describe(error);
-        return InboxCore.inOwnTransaction(ds, core.what("record failure", s), c -> recordFailure(c, s, fp, error, reason));
+        return core.inOwnTransactionRetrying(ds, core.what("record failure", s),
+                c -> recordFailure(c, s, fp, error, reason));
     }
 
     /** Counts a handler failure in a transaction of its own on {@code c}, which has none open. */
     private Outcome recordFailure(Connection c, Scope s, byte @Nullable [] fp, Throwable error) {
         String reason = ErrorTexts.describe(error);
-        return InboxCore.inOwnTransaction(c, core.what("record failure", s), tx -> recordFailure(tx, s, fp, error, reason));
+        return core.inOwnTransactionRetrying(c, core.what("record failure", s),
+                tx -> recordFailure(tx, s, fp, error, reason));
     }
 
     private Outcome recordFailure(Connection c, Scope s, byte @Nullable [] fp, Throwable error, String reason)
@@ -382,8 +384,6 @@ final class AtomicMode {
     }
 
     private static boolean isConflict(Throwable e) {
-        SQLException sqlError = SqlErrors.findSql(e);
-        String state = sqlError == null ? null : sqlError.getSQLState();
-        return "40001".equals(state) || "40P01".equals(state);
+        return InboxCore.isConflict(e);
     }
 }

@@ -97,6 +97,11 @@ final class DialectInboxStore implements InboxStore {
     }
 
     @Override
+    public boolean writesInOneStatement(Connection c) throws SQLException {
+        return store.on(c).writesInOneStatement(c);
+    }
+
+    @Override
     public int purgeBatchSize() {
         return purgeBatchSize;
     }

@@ -55,6 +55,20 @@ import org.jspecify.annotations.Nullable;
  * {@link RetryableException} when retrying the transaction may succeed. A null argument
  * (where none is marked {@code @Nullable}) is refused with {@link InvalidInputException}
  * naming the parameter, before any database work.
+ *
+ * <h2>Spring transactions</h2>
+ * With {@code spring-tx} on the classpath, and without the starter, the calls that would split a
+ * Spring transaction's commit refuse with {@link IllegalStateException} before any database work:
+ * {@link #process} and {@link #processChained} inside an active Spring transaction (they commit
+ * the entry and the handler's work apart from it, so an outer rollback would leave the entry
+ * completed and the work undone), and every call that takes a {@link DataSource}, given a
+ * {@code TransactionAwareDataSourceProxy} inside an active Spring transaction (its commit would
+ * commit the Spring transaction halfway). Run the work in the Spring transaction instead:
+ * {@code TxboxTemplate.process} (txbox-spring-boot-starter), or {@link #receive} on the
+ * Spring-managed connection ({@code DataSourceUtils.getConnection}). The two-phase calls and
+ * {@link #recordFailure} on a plain {@link DataSource} still commit on their own inside a
+ * Spring transaction, as documented. Without {@code spring-tx} nothing of Spring is loaded and
+ * the checks cost nothing.
  */
 public interface Inbox {
     /** Default {@link Builder#maxAttempts}: {@value}. */
@@ -177,11 +191,13 @@ public interface Inbox {
      * the whole transaction up to {@code transactionRetries} times (a handler that still hits
      * one after that counts as failed). A handler exception rolls
      * back the business writes; the attempt is then counted and the error recorded in a
-     * separate transaction, and the outcome is FAILED, or DEAD once {@code maxAttempts} is
-     * reached. A reused key gives KEY_REUSED.
+     * separate transaction (retried on the same conflicts as often), and the outcome is FAILED,
+     * or DEAD once {@code maxAttempts} is reached. A reused key gives KEY_REUSED.
      *
      * @throws RetryableException if the database stayed in conflict or unreachable; nothing
      *     was recorded, deliver the message again later
+     * @throws IllegalStateException inside an active Spring transaction (see the class
+     *     documentation); nothing was written
      * @throws InvalidInputException if the key, tenant or payload size is refused, or the
      *     handler returned a result larger than {@code maxPayloadBytes}; the transaction is
      *     rolled back (the handler's writes included), no entry is written and no attempt is
@@ -206,6 +222,9 @@ public interface Inbox {
      * one the inbox refuses. Such a message was not committed, or is a duplicate when it runs again.
      *
      * <p>The default runs nothing and returns an empty list.
+     *
+     * @throws IllegalStateException inside an active Spring transaction (see the class
+     *     documentation); nothing was written
      */
     default List<Outcome> processChained(DataSource ds, List<InboundMessage> messages, Handler handler,
             Predicate<Outcome> more) {
@@ -222,8 +241,13 @@ public interface Inbox {
      * The entry becomes FAILED, or DEAD once it has failed {@code maxAttempts} times (releases
      * of a two-phase claim are not failures). If a
      * concurrent delivery completed the key meanwhile, the outcome is DUPLICATE and nothing
-     * is counted. One round trip (two if the key was completed, dead or reused; always two on
-     * MariaDB/MySQL).
+     * is counted. A serialization failure or deadlock (SQL states 40001, 40P01) rolls back and
+     * runs the transaction again, up to {@code transactionRetries} times. One round trip (two if
+     * the key was completed, dead or reused); on MariaDB/MySQL a write and a locking read in one
+     * transaction, committed by the inbox when the connection came in auto-commit mode.
+     *
+     * @throws RetryableException if the database stayed in conflict or unreachable; nothing
+     *     was counted
      */
     Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error);
 
@@ -442,8 +466,10 @@ public interface Inbox {
         }
 
         /**
-         * How often {@link Inbox#process} retries a transaction after a serialization failure
-         * or deadlock; default {@value Inbox#DEFAULT_TRANSACTION_RETRIES}. 0 to 100.
+         * How often {@link Inbox#process} and {@link Inbox#recordFailure} retry a transaction
+         * after a serialization failure or deadlock (the failure count of {@code process} and
+         * {@code processChained} included); default {@value Inbox#DEFAULT_TRANSACTION_RETRIES}.
+         * 0 to 100.
          */
         public Builder transactionRetries(int transactionRetries) {
             if (transactionRetries < 0 || transactionRetries > 100) {

@@ -137,6 +137,75 @@ final class InboxCore {
         }
     }
 
+    /**
+     * As {@link #inOwnTransaction(DataSource, String, SqlWork)}, retrying a serialization failure
+     * or deadlock up to {@code transactionRetries} times, each time in a fresh transaction on a
+     * fresh connection. A connection in auto-commit mode runs {@code work} in a transaction unless
+     * the store writes in one statement, so a retry never repeats a committed write.
+     */
+    <T> T inOwnTransactionRetrying(DataSource ds, String what, SqlWork<T> work) {
+        return retrying(what, () -> {
+            try (Connection c = ds.getConnection()) {
+                return attempt(c, work);
+            }
+        });
+    }
+
+    /** As {@link #inOwnTransactionRetrying(DataSource, String, SqlWork)}, on {@code c}, which has no transaction open. */
+    <T> T inOwnTransactionRetrying(Connection c, String what, SqlWork<T> work) {
+        return retrying(what, () -> attempt(c, work));
+    }
+
+    @FunctionalInterface
+    private interface SqlAttempt<T> {
+        T run() throws SQLException;
+    }
+
+    private <T> T retrying(String what, SqlAttempt<T> attempt) {
+        for (int i = 0; ; i++) {
+            try {
+                return attempt.run();
+            } catch (SQLException e) {
+                if (i < transactionRetries && isConflict(e)) {
+                    log.debug("{} hit a serialization failure or deadlock; retrying", what);
+                    continue;
+                }
+                throw SqlErrors.translate(what, e);
+            }
+        }
+    }
+
+    private <T> T attempt(Connection c, SqlWork<T> work) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        if (autoCommit && store.writesInOneStatement(c)) {
+            return work.run(c); // one statement: a conflict commits nothing, so it is retried whole
+        }
+        boolean done = false;
+        try {
+            if (autoCommit) {
+                c.setAutoCommit(false);
+            }
+            T result = work.run(c);
+            c.commit();
+            done = true;
+            return result;
+        } finally {
+            if (!done) {
+                rollbackQuietly(c);
+            }
+            if (autoCommit) {
+                restoreAutoCommit(c);
+            }
+        }
+    }
+
+    /** A serialization failure or deadlock (SQL states 40001, 40P01): the transaction may run again. */
+    static boolean isConflict(Throwable e) {
+        SQLException sqlError = SqlErrors.findSql(e);
+        String state = sqlError == null ? null : sqlError.getSQLState();
+        return "40001".equals(state) || "40P01".equals(state);
+    }
+
     static void rollbackQuietly(Connection c) {
         SQLException e = Connections.rollbackQuietly(c);
         if (e != null) {

@@ -55,27 +55,32 @@ final class InboxImpl implements Inbox {
 
     @Override
     public Outcome process(DataSource ds, InboundMessage message, Handler handler) {
+        SpringTransactionGuard.refuseInside("Inbox.process(DataSource, ..)", core.consumer);
         return atomic.process(ds, message, handler);
     }
 
     @Override
     public List<Outcome> processChained(DataSource ds, List<InboundMessage> messages, Handler handler,
             Predicate<Outcome> more) {
+        SpringTransactionGuard.refuseInside("Inbox.processChained(DataSource, ..)", core.consumer);
         return atomic.processChained(ds, messages, handler, more);
     }
 
     @Override
     public Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error) {
+        ownTransaction(ds, "Inbox.recordFailure(DataSource, ..)");
         return atomic.recordFailure(ds, message, error);
     }
 
     @Override
     public Claim claim(DataSource ds, InboundMessage message) {
+        ownTransaction(ds, "Inbox.claim(DataSource, ..)");
         return twoPhase.claim(ds, message);
     }
 
     @Override
     public void complete(DataSource ds, Claim claim, byte @Nullable [] result) {
+        ownTransaction(ds, "Inbox.complete(DataSource, ..)");
         twoPhase.complete(ds, claim, result, null, null);
     }
 
@@ -90,6 +95,7 @@ final class InboxImpl implements Inbox {
         Args.notNull(ds, "ds");
         Args.notNull(resultHeaders, "resultHeaders");
         Args.notNull(body, "body");
+        ownTransaction(ds, "Inbox.complete(DataSource, ..)");
         twoPhase.complete(ds, claim, body, resultStatus, resultHeaders);
     }
 
@@ -104,37 +110,49 @@ final class InboxImpl implements Inbox {
 
     @Override
     public Outcome fail(DataSource ds, Claim claim, Throwable error) {
+        ownTransaction(ds, "Inbox.fail(DataSource, ..)");
         return twoPhase.fail(ds, claim, error);
     }
 
     @Override
     public void release(DataSource ds, Claim claim) {
+        ownTransaction(ds, "Inbox.release(DataSource, ..)");
         twoPhase.release(ds, claim);
     }
 
     @Override
     public boolean resetDead(DataSource ds, String key) {
+        ownTransaction(ds, "Inbox.resetDead(DataSource, ..)");
         return operators.resetDead(ds, key, null);
     }
 
     @Override
     public boolean resetDead(DataSource ds, String key, @Nullable String tenant) {
+        ownTransaction(ds, "Inbox.resetDead(DataSource, ..)");
         return operators.resetDead(ds, key, tenant);
     }
 
     @Override
     public List<DeadEntry> listDead(DataSource ds, int limit) {
+        ownTransaction(ds, "Inbox.listDead(DataSource, ..)");
         return operators.listDead(ds, limit);
     }
 
     @Override
     public int purgeCompleted(DataSource ds) {
+        ownTransaction(ds, "Inbox.purgeCompleted(DataSource)");
         return operators.purgeCompleted(ds);
     }
 
     @Override
     public RetentionTask retentionTask(DataSource ds, Duration every) {
         return operators.retentionTask(ds, every);
+    }
+
+    /** Refuses a call that commits on {@code ds} when that would commit a Spring transaction halfway. */
+    private void ownTransaction(DataSource ds, String call) {
+        Args.notNull(ds, "ds");
+        SpringTransactionGuard.refuseTransactionalProxy(ds, call, core.consumer);
     }
 
     @Override

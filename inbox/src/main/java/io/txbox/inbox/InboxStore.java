@@ -186,6 +186,17 @@ interface InboxStore {
     /** Rows per {@link #purgeBatch}: a batch smaller than this was the last one. */
     int purgeBatchSize();
 
+    /**
+     * Whether {@link #recordFailure} writes the entry and reports it in one statement on
+     * {@code c}'s database, so it is atomic on a connection in auto-commit mode. Where it takes a
+     * write and then a read (MariaDB and MySQL), a transaction of the inbox's own holds the two
+     * together, so a concurrent write between them cannot change what is reported and a retry
+     * never repeats a committed write.
+     */
+    default boolean writesInOneStatement(Connection c) throws SQLException {
+        return true;
+    }
+
     /** Writes once more, or reads what blocked the write: one attempt of {@link #classify}. */
     @FunctionalInterface
     interface Attempt {

@@ -91,6 +91,12 @@ final class MariaDbInboxStore extends JdbcInboxStore {
         }
     }
 
+    /** A write, then a locking read of the row it wrote. */
+    @Override
+    public boolean writesInOneStatement(Connection c) {
+        return false;
+    }
+
     @Override
     public <T> T recordFailure(Connection c, Scope s, byte @Nullable [] fp, String error, Answers<T> answers)
             throws SQLException {

@@ -16,9 +16,12 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -87,9 +90,7 @@ class InboxIsolationIT {
 
     /** Waits until session {@code id} is blocked on a lock, i.e. on the other delivery's entry. */
     private void awaitBlocked(long id) {
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> rows.postgres()
-                ? "Lock".equals(rows.string("select wait_event_type from pg_stat_activity where pid = " + id))
-                : DBS.mariadb().waitsForLock(id));
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> blocked(id));
     }
 
     @ParameterizedTest(name = "{0}, {1}")
@@ -227,8 +228,86 @@ class InboxIsolationIT {
         assertThat(rows.count("message_key like 'dl-%-" + isolation + "' and status = 'COMPLETED'")).isEqualTo(2);
     }
 
-    /** {@code ds} whose connections run at {@code isolation}; the pool restores its default on return. */
-    private static DataSource atIsolation(DataSource ds, int isolation) {
+    /**
+     * A first delivery whose handler fails while two duplicates wait on its entry. On MariaDB the
+     * rollback leaves three writers of one row (the failure count and the two duplicates), and
+     * InnoDB may break a deadlock among them: the failure count retries it like any transaction of
+     * {@code process}, so every delivery ends FAILED with its failure counted and none throws;
+     * from a pool that hands out connections in auto-commit mode and from one that does not.
+     */
+    @ParameterizedTest(name = "{0}, {1}")
+    @MethodSource("autoCommitModes")
+    void process_firstFailsWhileTwoDuplicatesWait_everyFailureIsCounted(TestDatabase db, boolean autoCommit)
+            throws Exception {
+        use(db);
+        DataSource ds = autoCommit ? db.dataSource() : configured(db.dataSource(), c -> c.setAutoCommit(false));
+        // more retries than the default: each round meets about one deadlock, and a delivery that
+        // meets one four times running would end in a RetryableException, as documented
+        Inbox failing = Inbox.builder("isolation-failures").tables(rows.tables).maxAttempts(100)
+                .transactionRetries(10).build();
+        Handler fails = (tx, m) -> {
+            throw new IllegalStateException("handler failed");
+        };
+        int rounds = 20;
+        List<String> lost = new ArrayList<>();
+        List<Outcome.Status> statuses = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            for (int r = 0; r < rounds; r++) {
+                InboundMessage m = InboundMessage.of("fails-" + autoCommit + "-" + r, new byte[] {1});
+                List<Long> sessions = new CopyOnWriteArrayList<>();
+                DataSource watched = configured(ds, c -> sessions.add(session(c)));
+                List<Future<Outcome>> duplicates = new ArrayList<>();
+                Callable<Outcome> first = () -> failing.process(ds, m, (tx, msg) -> {
+                    for (int i = 0; i < 2; i++) {
+                        duplicates.add(pool.submit(() -> failing.process(watched, m, fails)));
+                    }
+                    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() ->
+                            sessions.size() >= 2 && blocked(sessions.get(0)) && blocked(sessions.get(1)));
+                    throw new IllegalStateException("handler failed");
+                });
+                List<Callable<Outcome>> deliveries = new ArrayList<>();
+                deliveries.add(first);
+                deliveries.add(() -> duplicates.get(0).get(30, TimeUnit.SECONDS));
+                deliveries.add(() -> duplicates.get(1).get(30, TimeUnit.SECONDS));
+                for (Callable<Outcome> delivery : deliveries) {
+                    try {
+                        statuses.add(delivery.call().status());
+                    } catch (RetryableException | ExecutionException e) {
+                        lost.add(m.key() + ": " + e);
+                    }
+                }
+                assertThat(rows.queryLong("select failures from " + rows.inbox() + " where consumer = 'isolation-failures'"
+                        + " and message_key = '" + m.key() + "'")).as("failures counted for " + m.key())
+                        .isEqualTo(3 - lost.stream().filter(l -> l.startsWith(m.key() + ":")).count());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(lost).as("deliveries whose failure was not counted").isEmpty();
+        assertThat(statuses).hasSize(3 * rounds).containsOnly(Outcome.Status.FAILED);
+    }
+
+    private boolean blocked(long session) {
+        return rows.postgres()
+                ? "Lock".equals(rows.string("select wait_event_type from pg_stat_activity where pid = " + session))
+                : DBS.mariadb().waitsForLock(session);
+    }
+
+    /** Each database, from a pool in auto-commit mode and from one that is not. */
+    static Stream<Arguments> autoCommitModes() {
+        return DBS.all().stream().flatMap(db -> Stream.of(true, false)
+                .map(autoCommit -> Arguments.of(Named.of(db.kind().toString(), db),
+                        Named.of(autoCommit ? "auto-commit" : "manual commit", autoCommit))));
+    }
+
+    @FunctionalInterface
+    private interface ConnectionSetup {
+        void apply(Connection c) throws SQLException;
+    }
+
+    /** {@code ds} that applies {@code setup} to each connection it hands out; the pool undoes it on return. */
+    private static DataSource configured(DataSource ds, ConnectionSetup setup) {
         return (DataSource) Proxy.newProxyInstance(InboxIsolationIT.class.getClassLoader(),
                 new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
                     Object result;
@@ -238,9 +317,14 @@ class InboxIsolationIT {
                         throw e.getCause();
                     }
                     if (result instanceof Connection c) {
-                        c.setTransactionIsolation(isolation);
+                        setup.apply(c);
                     }
                     return result;
                 });
+    }
+
+    /** {@code ds} whose connections run at {@code isolation}; the pool restores its default on return. */
+    private static DataSource atIsolation(DataSource ds, int isolation) {
+        return configured(ds, c -> c.setTransactionIsolation(isolation));
     }
 }

@@ -65,8 +65,8 @@ final class MariaDbRelayStore implements RelayStore {
     private final String schema;
     private final String initLanes;
     private final String heartbeat;
-    private final String expireMembers;
-    private final String liveMembers;
+    private final String members;
+    private final String expireMember;
     private final String countMembers;
     private final String ownedLanes;
     private final String freeLanes;
@@ -105,8 +105,11 @@ final class MariaDbRelayStore implements RelayStore {
 
         heartbeat = "INSERT INTO " + m + " (member_id, lease_until) VALUES (?, " + NOW + " + INTERVAL ? MICROSECOND)"
                 + " ON DUPLICATE KEY UPDATE lease_until = VALUES(lease_until)";
-        expireMembers = "DELETE FROM " + m + " WHERE lease_until < " + NOW;
-        liveMembers = "SELECT member_id FROM " + m + " WHERE lease_until > " + NOW;
+        // a plain read of every member, then one primary key per delete in member_id order: no
+        // scan locks a member row another worker is renewing, so membership upkeep cannot deadlock
+        members = "SELECT member_id, lease_until > " + NOW + ", lease_until < " + NOW + " FROM " + m
+                + " ORDER BY member_id";
+        expireMember = "DELETE FROM " + m + " WHERE member_id = ? AND lease_until < " + NOW;
         countMembers = "SELECT count(*) FROM " + m + " WHERE lease_until > " + NOW;
 
         ownedLanes = "SELECT lane, fence FROM " + l + " WHERE owner = ? AND lease_until > " + NOW + " ORDER BY lane";
@@ -231,16 +234,33 @@ final class MariaDbRelayStore implements RelayStore {
             ps.setLong(2, micros(lease.toMillis()));
             ps.executeUpdate();
         }
-        try (PreparedStatement ps = c.prepareStatement(expireMembers)) {
-            ps.executeUpdate();
-        }
+        // The renewal commits alone. A transaction that kept this member's row locked while it
+        // deleted the expired ones would deadlock with another member's doing the same, since a
+        // range delete waits for every row it reads, the renewed ones included.
+        c.commit();
         Set<String> own = new HashSet<>(ownWorkers);
         int others = 0;
-        try (PreparedStatement ps = c.prepareStatement(liveMembers); ResultSet rs = ps.executeQuery()) {
+        List<String> expired = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(members); ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                if (!own.contains(rs.getString(1))) {
-                    others++;
+                String member = rs.getString(1);
+                if (rs.getBoolean(2)) {
+                    if (!own.contains(member)) {
+                        others++;
+                    }
+                } else if (rs.getBoolean(3)) {
+                    expired.add(member);
                 }
+            }
+        }
+        if (!expired.isEmpty()) {
+            // in member_id order, one row each: two members expiring the same rows lock them in the same order
+            try (PreparedStatement ps = c.prepareStatement(expireMember)) {
+                for (String member : expired) {
+                    ps.setString(1, member);
+                    ps.addBatch();
+                }
+                ps.executeBatch();
             }
         }
         return others + ownWorkers.size();

@@ -48,7 +48,8 @@ interface RelayStore {
      * Renews the member's lease, drops expired members, and returns the number of live members,
      * counting each of {@code ownWorkers} (this relay's workers, {@code memberId} among them) as
      * live even before it has registered: a relay's workers start together, so none of them takes
-     * more than its share.
+     * more than its share. The caller commits afterwards; a store may also commit on {@code c}
+     * in between (MariaDB commits the renewal before it drops expired members).
      */
     int heartbeat(Connection c, String memberId, List<String> ownWorkers, Duration lease) throws SQLException;
 

@@ -121,6 +121,35 @@ class MariaDbRelayStoreIT {
         }
     }
 
+    /**
+     * The heartbeat renews this member, drops the expired ones and counts the live ones besides
+     * this relay's own workers; a member renewed meanwhile is not dropped.
+     */
+    @Test
+    void heartbeat_expiredAndLiveMembers_dropsOnlyTheExpiredAndCountsTheLive() throws Exception {
+        String members = DB.qualified(tables.schema(), tables.relayMemberTable());
+        try (Connection c = DB.connection(); Statement st = c.createStatement()) {
+            st.execute("delete from " + members);
+            st.execute("insert into " + members + " (member_id, lease_until) values"
+                    + " ('gone-a', current_timestamp(6) - interval 1 minute),"
+                    + " ('gone-b', current_timestamp(6) - interval 1 second),"
+                    + " ('other', current_timestamp(6) + interval 1 minute)");
+        }
+        try (Connection c = claimer()) {
+            assertThat(store.heartbeat(c, "me-w0", List.of("me-w0", "me-w1"), Duration.ofSeconds(30)))
+                    .as("the other live member and this relay's two workers").isEqualTo(3);
+            c.commit();
+        }
+        List<String> left = new ArrayList<>();
+        try (Connection c = DB.connection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("select member_id from " + members + " order by member_id")) {
+            while (rs.next()) {
+                left.add(rs.getString(1));
+            }
+        }
+        assertThat(left).containsExactly("me-w0", "other");
+    }
+
     @Test
     void resetSession_restoresTheServersIsolationLevel() throws Exception {
         try (Connection c = claimer()) {
