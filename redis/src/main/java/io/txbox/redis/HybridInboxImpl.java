@@ -330,7 +330,7 @@ final class HybridInboxImpl implements HybridInbox {
     }
 
     private void failed(String what, @Nullable String key, RuntimeException e) {
-        lastFailure = RedisLink.redact(e.toString());
+        lastFailure = RedisLink.describe(e);
         breaker.failure();
         if (log.isDebugEnabled()) {
             log.debug("{} - Redis {} failed{}; the database answers instead: {}", consumer, what,

@@ -149,7 +149,7 @@ final class RedisLink implements AutoCloseable {
                 try {
                     onConnected.run();
                 } catch (RuntimeException e) {
-                    log.warn("{} - reconnect hook failed: {}", name, redact(e.toString()));
+                    log.warn("{} - reconnect hook failed: {}", name, describe(e));
                 }
             }
         });
@@ -168,7 +168,7 @@ final class RedisLink implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             log.warn("{} - could not load the Lua scripts into Redis now; they are sent on first use: {}", name,
-                    redact(e.toString()));
+                    describe(e));
         }
     }
 
@@ -245,6 +245,19 @@ final class RedisLink implements AutoCloseable {
             String masked = colon < 0 ? Texts.MASK : info.substring(0, colon) + ":" + Texts.MASK;
             return Matcher.quoteReplacement(m.group(1) + masked + "@");
         });
+    }
+
+    /**
+     * {@code e} and its causes, for a message or a log line, every URL password masked: Lettuce
+     * wraps the server's own reason (WRONGPASS, NOAUTH) in a generic "Unable to connect".
+     */
+    static String describe(Throwable e) {
+        StringBuilder sb = new StringBuilder(e.toString());
+        Throwable c = e.getCause();
+        for (int depth = 0; c != null && c != e && depth < 4; depth++, c = c.getCause()) {
+            sb.append("; caused by ").append(c);
+        }
+        return redact(sb.toString());
     }
 
     static byte[] utf8(String s) {

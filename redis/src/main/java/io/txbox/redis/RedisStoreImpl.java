@@ -218,7 +218,7 @@ final class RedisStoreImpl implements RedisStore {
         } catch (RedisException e) {
             throw new RetryableException("redis store " + action + " for consumer " + Texts.quote(consumer) + " key "
                     + Texts.quote(key) + " failed; it may or may not have taken effect, call it again: "
-                    + RedisLink.redact(e.toString()), e);
+                    + RedisLink.describe(e), e);
         }
     }
 
