@@ -155,4 +155,45 @@ class HybridInboxStallIT {
         }
         assertThat(effects(consumer)).isEqualTo(all.size() + 1);
     }
+
+    @Test
+    void process_connectionCutWhileADeliveryRuns_itsMarkerIsRemovedOnceRedisIsBack_withoutMoreDeliveries()
+            throws Exception {
+        String consumer = "cut";
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        CountDownLatch inHandler = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        Handler slow = (tx, m) -> {
+            inHandler.countDown();
+            if (!finish.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test never let the held delivery finish");
+            }
+            return effect(consumer).handle(tx, m);
+        };
+        try (SeveringProxy proxy = new SeveringProxy("127.0.0.1", redis.port());
+                HybridInbox inbox = HybridInbox.builder(database(consumer)).redisUrl(proxy.url())
+                        .commandTimeout(Duration.ofMillis(200)).build()) {
+            assertThat(inbox.process(PG.dataSource(), msg("warm"), effect(consumer)).status())
+                    .isEqualTo(Outcome.Status.PROCESSED);
+            Future<Outcome> held = pool.submit(() -> inbox.process(PG.dataSource(), msg("held"), slow));
+            assertThat(inHandler.await(10, TimeUnit.SECONDS)).isTrue();
+            proxy.sever();
+            finish.countDown();
+            assertThat(held.get(10, TimeUnit.SECONDS).status()).isEqualTo(Outcome.Status.PROCESSED);
+            assertThat(markers(consumer, List.of("held"))).as("the cached result could not be written").hasSize(1);
+
+            proxy.restore();
+            await("the marker of a completed key is removed once Redis is reachable again")
+                    .atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+                    .untilAsserted(() -> assertThat(markers(consumer, List.of("held"))).isEmpty());
+        } finally {
+            finish.countDown();
+            pool.shutdownNow();
+        }
+        try (HybridInbox fresh = HybridInbox.builder(database(consumer)).redisUrl(redis.url()).build()) {
+            assertThat(fresh.process(PG.dataSource(), msg("held"), effect(consumer)).status())
+                    .isEqualTo(Outcome.Status.DUPLICATE);
+        }
+        assertThat(effects(consumer)).isEqualTo(2);
+    }
 }
