@@ -133,12 +133,17 @@ final class RedisLink implements AutoCloseable {
         if (c == null) {
             return CompletableFuture.failedFuture(new IllegalStateException(name + " has no open connection"));
         }
-        var async = c.async();
-        return async.<List<Object>>evalsha(script.sha, ScriptOutputType.MULTI, keys, args).toCompletableFuture()
-                .exceptionallyCompose(e -> e instanceof RedisNoScriptException
-                        || e.getCause() instanceof RedisNoScriptException
-                        ? async.<List<Object>>eval(script.source, ScriptOutputType.MULTI, keys, args).toCompletableFuture()
-                        : CompletableFuture.failedFuture(e));
+        try {
+            var async = c.async();
+            return async.<List<Object>>evalsha(script.sha, ScriptOutputType.MULTI, keys, args).toCompletableFuture()
+                    .exceptionallyCompose(e -> e instanceof RedisNoScriptException
+                            || e.getCause() instanceof RedisNoScriptException
+                            ? async.<List<Object>>eval(script.source, ScriptOutputType.MULTI, keys, args)
+                                    .toCompletableFuture()
+                            : CompletableFuture.failedFuture(e));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e); // refused at once, e.g. while disconnected
+        }
     }
 
     /** Runs {@code onConnected} on Lettuce's I/O thread each time the connection is opened again; it must not block. */
