@@ -15,8 +15,8 @@ import java.util.List;
 
 /**
  * A {@code redis-server} of the test's own on a free port, without persistence, that the test
- * freezes ({@code SIGSTOP}), thaws ({@code SIGCONT}) and kills ({@code SIGKILL}): faults no
- * shared server may suffer. Needs {@code redis-server} on the PATH.
+ * freezes ({@code SIGSTOP}) and thaws ({@code SIGCONT}), faults no shared server may suffer;
+ * {@link #close()} kills it ({@code SIGKILL}). Needs {@code redis-server} on the PATH.
  */
 final class PrivateRedis implements AutoCloseable {
     private final int port;
