@@ -45,6 +45,10 @@ import java.time.Duration;
  * or times out ({@code commandTimeout}), the delivery goes to the database; after
  * {@code failureThreshold} failures in a row a circuit breaker stops asking Redis for
  * {@code openFor}, then lets one delivery probe it. No delivery fails because Redis is down.
+ * A check that timed out may still run once a slow Redis catches up and set its marker after
+ * the delivery went to the database: that delivery replaces or removes the marker as if it had
+ * set it, and such writes are not skipped while the breaker is open, so a completed key is not
+ * answered IN_FLIGHT once Redis answers again.
  *
  * <p>What Redis can change: a duplicate that arrives while the first delivery runs is answered
  * IN_FLIGHT instead of waiting on the row lock; a crashed worker's duplicates are answered
@@ -110,7 +114,16 @@ public interface HybridInbox extends Inbox, AutoCloseable {
             this.database = database;
         }
 
-        /** The Redis server, as {@code redis://[password@]host:port[/database]}; default {@value HybridInbox#DEFAULT_REDIS_URL}. */
+        /**
+         * The Redis server, as {@code redis://[[user:]password@]host:port[/database]} or
+         * {@code rediss://..} for TLS; default {@value HybridInbox#DEFAULT_REDIS_URL}. Checked now: the host
+         * name must parse and the port, if given, be from 1 to 65535 (a URL Lettuce would read as
+         * another server, such as {@code host:notaport} taken as a host name on port 6379, is
+         * refused). Lettuce's {@code redis-sentinel://} and {@code redis-socket://} forms are
+         * checked by Lettuce alone.
+         *
+         * @throws ConfigException naming the URL (password masked) and what is wrong with it
+         */
         public Builder redisUrl(String redisUrl) {
             this.redisUrl = RedisLink.checkUrl(redisUrl);
             return this;

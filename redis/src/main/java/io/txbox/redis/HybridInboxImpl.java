@@ -21,12 +21,15 @@ import io.txbox.redis.RedisListener.Answer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -74,11 +77,18 @@ final class HybridInboxImpl implements HybridInbox {
             return {1}
             """);
 
-    /** KEYS: entry. Removes a marker, never a cached completion. */
+    /** KEYS: entries. Removes their markers, never a cached completion. */
     static final Script UNMARK = new Script("hybrid-unmark", """
-            if redis.call('HGET', KEYS[1], 's') == 'P' then redis.call('DEL', KEYS[1]) end
+            for _, k in ipairs(KEYS) do
+              if redis.call('HGET', k, 's') == 'P' then redis.call('DEL', k) end
+            end
             return {1}
             """);
+
+    /** Most keys remembered for a late {@link #UNMARK} (see {@link #stale}); beyond it a marker lasts its TTL. */
+    static final int MAX_STALE = 10_000;
+    /** Keys per {@link #UNMARK} call when the remembered ones are cleared. */
+    private static final int UNMARK_BATCH = 100;
 
     private final Inbox db;
     private final String consumer;
@@ -100,6 +110,15 @@ final class HybridInboxImpl implements HybridInbox {
     private final ConcurrentHashMap<String, Running> running = new ConcurrentHashMap<>();
     /** Completions this process committed, answered without Redis for min(cacheTtl, inFlightTtl). */
     private final LocalResults recent;
+    /**
+     * Entries (ISO-8859-1) that may hold a marker nobody will replace: the write that should have
+     * replaced or removed it failed without reaching Redis for certain. Their markers are removed
+     * as soon as Redis answers again (after a successful call or a reconnect), not left for
+     * {@code inFlightTtl} to answer completed keys IN_FLIGHT.
+     */
+    private final Set<String> stale = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean clearing = new AtomicBoolean();
+    private volatile String lastFailure = "none";
 
     /** A delivery this process runs; identity matters (see {@link #running}). */
     private static final class Running {
@@ -123,6 +142,7 @@ final class HybridInboxImpl implements HybridInbox {
         this.listener = b.listener;
         this.breaker = new CircuitBreaker(b.failureThreshold, b.openFor, b.clock, this::breakerMoved);
         this.link = new RedisLink("hybrid-inbox " + consumer, b.redisUrl, b.commandTimeout);
+        link.onReconnect(this::clearStale);
         link.preload(FRONT, STORE, UNMARK);
     }
 
@@ -148,10 +168,15 @@ final class HybridInboxImpl implements HybridInbox {
 
     // ---- the fast path ----
 
-    /** What the front script said. {@code marked}: this delivery set the in-flight marker and must clear or replace it. */
+    /**
+     * What the front script said. MARKED: this delivery set the in-flight marker and must
+     * replace or remove it. UNKNOWN: the script failed or timed out, so it may still run once
+     * Redis catches up and leave a marker on a key the database has completed by then; the
+     * delivery replaces or removes it as if it were MARKED.
+     */
     private record Front(Kind kind, byte @Nullable [] key, byte[] fp, byte @Nullable [] result,
             @Nullable Integer resultStatus, Map<String, List<String>> headers, int attempts) {
-        enum Kind { HIT, IN_FLIGHT, MARKED, MISS }
+        enum Kind { HIT, IN_FLIGHT, MARKED, UNKNOWN, MISS }
     }
 
     private Front front(InboundMessage message) {
@@ -178,11 +203,11 @@ final class HybridInboxImpl implements HybridInbox {
         List<Object> r;
         try {
             r = link.run(FRONT, new byte[][] {key}, fp, inFlightArg);
-            breaker.success();
+            succeeded();
         } catch (RuntimeException e) {
             failed("check", message.key(), e);
             answer(Answer.ERROR);
-            return new Front(Front.Kind.MISS, null, fp, null, null, Map.of(), 0);
+            return new Front(Front.Kind.UNKNOWN, key, fp, null, null, Map.of(), 0);
         }
         String s = text(r.get(0));
         if (s.equals("A")) {
@@ -224,33 +249,91 @@ final class HybridInboxImpl implements HybridInbox {
             unmark(key, what);
             return;
         }
-        redis(what, () -> link.run(STORE, new byte[][] {key}, fp == null ? new byte[0] : fp, cacheTtlArg, utf8(result == null ? "0" : "1"),
+        tidy(what, key, STORE, fp == null ? new byte[0] : fp, cacheTtlArg, utf8(result == null ? "0" : "1"),
                 result == null ? new byte[0] : result, utf8(resultStatus == null ? "" : resultStatus.toString()),
-                Keys.encodeHeaders(headers), utf8(Integer.toString(attempts)), utf8(fp == null ? "1" : "0")));
+                Keys.encodeHeaders(headers), utf8(Integer.toString(attempts)), utf8(fp == null ? "1" : "0"));
     }
 
     private void unmark(byte[] key, String what) {
-        redis(what, () -> link.run(UNMARK, new byte[][] {key}));
+        tidy(what, key, UNMARK);
     }
 
-    /** A best-effort write: skipped while the breaker is open, a failure only counts against the breaker. */
-    private void redis(String what, Supplier<List<Object>> call) {
-        if (!breaker.allow()) {
+    /**
+     * Replaces or removes a marker this delivery may have left; never skipped, or the marker would
+     * answer a completed key IN_FLIGHT until it expires. With the breaker closed it is a call
+     * like any other. With the breaker open it is written without waiting for the reply: on a
+     * Redis that is only slow it still runs after the marker, in the connection's order. A write
+     * that fails is not known to have reached Redis, so the key is remembered in {@link #stale}.
+     */
+    private void tidy(String what, byte[] key, Script script, byte[]... args) {
+        byte[][] keys = {key};
+        if (breaker.allow()) {
+            try {
+                link.run(script, keys, args);
+                succeeded();
+            } catch (RuntimeException e) {
+                failed(what, null, e);
+                remember(key);
+            }
             return;
         }
-        try {
-            call.get();
-            breaker.success();
-        } catch (RuntimeException e) {
-            failed(what, null, e);
+        link.runAsync(script, keys, args).whenComplete((r, e) -> {
+            if (e != null) {
+                remember(key);
+            }
+        });
+    }
+
+    private void remember(byte[] key) {
+        if (stale.size() < MAX_STALE) {
+            stale.add(local(key));
+        } else if (log.isDebugEnabled()) {
+            log.debug("{} - {} keys already wait for their in-flight marker to be removed; this one's expires"
+                    + " after inFlightTtl", consumer, MAX_STALE);
+        }
+    }
+
+    /** Removes the markers of {@link #stale} keys, a batch at a time, without waiting; one clearing at a time. */
+    private void clearStale() {
+        if (stale.isEmpty() || !clearing.compareAndSet(false, true)) {
+            return;
+        }
+        List<String> batch = new ArrayList<>(UNMARK_BATCH);
+        for (Iterator<String> it = stale.iterator(); it.hasNext() && batch.size() < UNMARK_BATCH; ) {
+            String k = it.next();
+            it.remove();
+            batch.add(k);
+        }
+        if (batch.isEmpty()) {
+            clearing.set(false);
+            return;
+        }
+        byte[][] keys = batch.stream().map(k -> k.getBytes(StandardCharsets.ISO_8859_1)).toArray(byte[][]::new);
+        link.runAsync(UNMARK, keys).whenComplete((r, e) -> {
+            clearing.set(false);
+            if (e != null) {
+                for (byte[] k : keys) {
+                    remember(k);
+                }
+            } else if (!stale.isEmpty()) {
+                clearStale();
+            }
+        });
+    }
+
+    private void succeeded() {
+        breaker.success();
+        if (!stale.isEmpty()) {
+            clearStale();
         }
     }
 
     private void failed(String what, @Nullable String key, RuntimeException e) {
+        lastFailure = RedisLink.describe(e);
         breaker.failure();
         if (log.isDebugEnabled()) {
             log.debug("{} - Redis {} failed{}; the database answers instead: {}", consumer, what,
-                    key == null ? "" : " for key " + Texts.quote(key), e.toString());
+                    key == null ? "" : " for key " + Texts.quote(key), lastFailure);
         }
     }
 
@@ -264,8 +347,8 @@ final class HybridInboxImpl implements HybridInbox {
 
     private void breakerMoved(BreakerState from, BreakerState to) {
         if (to == BreakerState.OPEN) {
-            log.warn("{} - Redis keeps failing: circuit breaker {} -> {}; deliveries go straight to the database",
-                    consumer, from, to);
+            log.warn("{} - Redis keeps failing: circuit breaker {} -> {}; deliveries go straight to the database."
+                    + " Last failure: {}", consumer, from, to, lastFailure);
         } else {
             log.info("{} - circuit breaker {} -> {}", consumer, from, to);
         }
@@ -292,13 +375,17 @@ final class HybridInboxImpl implements HybridInbox {
             case MISS:
                 return db.process(ds, message, handler);
             case MARKED:
+            case UNKNOWN:
             default:
                 break;
         }
         byte[] key = Objects.requireNonNull(f.key());
         String local = local(key);
-        Running mine = new Running(f.fp());
-        running.put(local, mine);
+        // Only a marker this delivery knows it set answers this process's duplicates.
+        Running mine = f.kind() == Front.Kind.MARKED ? new Running(f.fp()) : null;
+        if (mine != null) {
+            running.put(local, mine);
+        }
         try {
             Outcome outcome;
             try {
@@ -317,7 +404,9 @@ final class HybridInboxImpl implements HybridInbox {
             }
             return outcome;
         } finally {
-            running.remove(local, mine);
+            if (mine != null) {
+                running.remove(local, mine);
+            }
         }
     }
 
@@ -352,6 +441,7 @@ final class HybridInboxImpl implements HybridInbox {
             case MISS:
                 return db.claim(ds, message);
             case MARKED:
+            case UNKNOWN:
             default:
                 break;
         }

@@ -1,7 +1,9 @@
 package io.txbox.redis;
 
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
@@ -14,10 +16,18 @@ import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import io.txbox.ConfigException;
 import io.txbox.Texts;
+import io.txbox.internal.ServerUrls;
+import java.net.SocketAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +44,16 @@ final class RedisLink implements AutoCloseable {
     /** Shortest time allowed for opening the connection. */
     static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(2);
 
+    /** Schemes Lettuce reads that name more than one server, or none: not checked by {@link ServerUrls}. */
+    private static final Set<String> LETTUCE_ONLY =
+            Set.of("redis-sentinel", "rediss-sentinel", "redis-socket", "redis+socket");
+
+    /**
+     * {@code scheme://user:password@} and {@code scheme://password@} in {@code text}, masked:
+     * a Redis URL with one name before {@code @} holds a password there, not a user.
+     */
+    private static final Pattern USERINFO = Pattern.compile("(?i)([a-z][a-z0-9+.-]*://)([^@/?#]*)@");
+
     private final String name;
     private final Duration connectTimeout;
     private final Duration commandTimeout;
@@ -46,13 +66,7 @@ final class RedisLink implements AutoCloseable {
 
     RedisLink(String name, String url, Duration commandTimeout) {
         this.name = name;
-        RedisURI parsed;
-        try {
-            parsed = RedisURI.create(url);
-        } catch (RuntimeException e) {
-            throw new ConfigException("redisUrl " + Texts.quote(url) + " is not a Redis URL (redis://host:port/db): "
-                    + e.getMessage());
-        }
+        RedisURI parsed = parse(url);
         // Connecting (and the first use of the client's classes) takes longer than a command;
         // the command timeout is set on the connection once it is open.
         this.connectTimeout = commandTimeout.compareTo(MIN_CONNECT_TIMEOUT) > 0 ? commandTimeout : MIN_CONNECT_TIMEOUT;
@@ -109,6 +123,43 @@ final class RedisLink implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #run} without waiting for the reply: the script is written to the connection now,
+     * after every command sent before it, and runs in that order even if Redis is only slow to
+     * answer. Fails at once (never blocks) when no connection is open.
+     */
+    CompletableFuture<List<Object>> runAsync(Script script, byte[][] keys, byte[]... args) {
+        StatefulRedisConnection<byte[], byte[]> c = connection;
+        if (c == null) {
+            return CompletableFuture.failedFuture(new IllegalStateException(name + " has no open connection"));
+        }
+        try {
+            var async = c.async();
+            return async.<List<Object>>evalsha(script.sha, ScriptOutputType.MULTI, keys, args).toCompletableFuture()
+                    .exceptionallyCompose(e -> e instanceof RedisNoScriptException
+                            || e.getCause() instanceof RedisNoScriptException
+                            ? async.<List<Object>>eval(script.source, ScriptOutputType.MULTI, keys, args)
+                                    .toCompletableFuture()
+                            : CompletableFuture.failedFuture(e));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e); // refused at once, e.g. while disconnected
+        }
+    }
+
+    /** Runs {@code onConnected} on Lettuce's I/O thread each time the connection is opened again; it must not block. */
+    void onReconnect(Runnable onConnected) {
+        client.addListener(new RedisConnectionStateListener() {
+            @Override
+            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                try {
+                    onConnected.run();
+                } catch (RuntimeException e) {
+                    log.warn("{} - reconnect hook failed: {}", name, describe(e));
+                }
+            }
+        });
+    }
+
     /** Loads {@code scripts} into the server's script cache, best effort: a failure leaves it to the first call. */
     void preload(Script... scripts) {
         try {
@@ -122,7 +173,7 @@ final class RedisLink implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             log.warn("{} - could not load the Lua scripts into Redis now; they are sent on first use: {}", name,
-                    e.toString());
+                    describe(e));
         }
     }
 
@@ -140,13 +191,78 @@ final class RedisLink implements AutoCloseable {
         resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 
-    /** Checks a {@code redisUrl} option; the full parse happens when the link is made. */
+    /**
+     * Checks a {@code redisUrl} option as it is set: the whole parse the link will make, so a
+     * URL that would connect somewhere else than it says (a port that is not a number, read by
+     * Lettuce as part of the host name) is refused here, never at the first call.
+     */
     static String checkUrl(@Nullable String redisUrl) {
         if (redisUrl == null || redisUrl.isBlank()) {
             throw new ConfigException("redisUrl must be a Redis URL such as redis://127.0.0.1:6379, but was "
                     + Texts.quote(redisUrl));
         }
+        parse(redisUrl);
         return redisUrl;
+    }
+
+    /**
+     * {@code url} as Lettuce reads it, after the host-and-port rule every server URL of this
+     * project follows ({@link ServerUrls}) for {@code redis://} and {@code rediss://}. Lettuce's
+     * other forms ({@code redis-sentinel://}, {@code redis-socket://}) are left to it.
+     */
+    static RedisURI parse(String url) {
+        int schemeEnd = url.indexOf("://");
+        String scheme = schemeEnd < 0 ? "" : url.substring(0, schemeEnd).toLowerCase(Locale.ROOT);
+        String problem = LETTUCE_ONLY.contains(scheme) ? null : ServerUrls.problem(url, "redis", "rediss");
+        if (problem == null && !LETTUCE_ONLY.contains(scheme)) {
+            String path = URI.create(url).getRawPath();
+            if (path != null && !path.isEmpty() && !path.matches("/[0-9]{0,5}")) {
+                problem = "has database " + Texts.quote(path.substring(1)) + ", which is not a number";
+            }
+        }
+        RedisURI parsed = null;
+        if (problem == null) {
+            try {
+                parsed = RedisURI.create(url);
+            } catch (RuntimeException e) {
+                problem = "is refused by the Redis client: " + redact(String.valueOf(e.getMessage()));
+            }
+        }
+        if (problem != null || parsed == null) {
+            throw new ConfigException("redisUrl " + Texts.quote(redact(url)) + " " + problem
+                    + "; write it as redis://[[user:]password@]host:6379[/database]");
+        }
+        return parsed;
+    }
+
+    /**
+     * {@code text} with every URL's password masked ({@link Texts#MASK}), the user kept:
+     * {@code redis://****@host}, {@code redis://user:****@host}. For every message or log line
+     * that may hold a Redis URL or a client's text about one.
+     */
+    static String redact(@Nullable String text) {
+        if (text == null) {
+            return "null";
+        }
+        return USERINFO.matcher(text).replaceAll(m -> {
+            String info = m.group(2);
+            int colon = info.indexOf(':');
+            String masked = colon < 0 ? Texts.MASK : info.substring(0, colon) + ":" + Texts.MASK;
+            return Matcher.quoteReplacement(m.group(1) + masked + "@");
+        });
+    }
+
+    /**
+     * {@code e} and its causes, for a message or a log line, every URL password masked: Lettuce
+     * wraps the server's own reason (WRONGPASS, NOAUTH) in a generic "Unable to connect".
+     */
+    static String describe(Throwable e) {
+        StringBuilder sb = new StringBuilder(e.toString());
+        Throwable c = e.getCause();
+        for (int depth = 0; c != null && c != e && depth < 4; depth++, c = c.getCause()) {
+            sb.append("; caused by ").append(c);
+        }
+        return redact(sb.toString());
     }
 
     static byte[] utf8(String s) {

@@ -25,7 +25,9 @@ import org.jspecify.annotations.Nullable;
  * <p>What it guarantees, on a Redis that keeps its writes: one live lease per key (concurrent
  * claims of a key: exactly one is ACQUIRED); leases measured by the Redis server's clock; a
  * fencing token that only grows, per consumer, across lease expiries and across the retention
- * TTL of entries, so a worker whose lease was taken over cannot complete, fail or release;
+ * TTL of entries, so a worker whose lease was taken over cannot complete, fail or release (the
+ * counter is one Redis key per consumer, {@code <prefix>store|<consumer>|fence}, without a TTL
+ * on purpose; nothing kept per message key outlives its entry);
  * a key seen again with another payload fingerprint is refused with {@link KeyReuseException};
  * DEAD after {@code maxAttempts} failed or crashed attempts (a {@link #release} does not count).
  *
@@ -153,7 +155,16 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
             this.consumer = KeyRules.consumer(consumer);
         }
 
-        /** The Redis server, as {@code redis://[password@]host:port[/database]}; default {@value RedisStore#DEFAULT_REDIS_URL}. */
+        /**
+         * The Redis server, as {@code redis://[[user:]password@]host:port[/database]} or
+         * {@code rediss://..} for TLS; default {@value RedisStore#DEFAULT_REDIS_URL}. Checked now: the host
+         * name must parse and the port, if given, be from 1 to 65535 (a URL Lettuce would read as
+         * another server, such as {@code host:notaport} taken as a host name on port 6379, is
+         * refused). Lettuce's {@code redis-sentinel://} and {@code redis-socket://} forms are
+         * checked by Lettuce alone.
+         *
+         * @throws ConfigException naming the URL (password masked) and what is wrong with it
+         */
         public Builder redisUrl(String redisUrl) {
             this.redisUrl = RedisLink.checkUrl(redisUrl);
             return this;
@@ -192,7 +203,9 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
 
         /**
          * How long an entry is kept after its last change (Redis TTL), and so how long a
-         * redelivery is recognised; default 1 day. Between 1 second and 365 days.
+         * redelivery is recognised; default 1 day. A claimed entry is kept at least until its
+         * lease ends: its TTL is the longer of {@code retention} and {@link #lease}. Between 1
+         * second and 365 days.
          */
         public Builder retention(Duration retention) {
             this.retention = Durations.between("retention", retention, Duration.ofSeconds(1), Duration.ofDays(365));

@@ -217,7 +217,8 @@ final class RedisStoreImpl implements RedisStore {
             return script.get();
         } catch (RedisException e) {
             throw new RetryableException("redis store " + action + " for consumer " + Texts.quote(consumer) + " key "
-                    + Texts.quote(key) + " failed; it may or may not have taken effect, call it again: " + e, e);
+                    + Texts.quote(key) + " failed; it may or may not have taken effect, call it again: "
+                    + RedisLink.describe(e), e);
         }
     }
 

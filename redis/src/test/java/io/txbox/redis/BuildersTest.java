@@ -1,11 +1,15 @@
 package io.txbox.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.ConfigException;
 import io.txbox.inbox.Inbox;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class BuildersTest {
     @Test
@@ -39,5 +43,61 @@ class BuildersTest {
                 .hasMessageContaining("cacheTtl must be between");
         assertThatThrownBy(() -> HybridInbox.builder(db).maxCachedResultBytes(-5)).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("but was -5");
+    }
+
+    /** URLs Lettuce would read as another server (or refuse only at the first call): refused when set. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "redis://127.0.0.1:notaport | has port \"notaport\", which is not a number from 1 to 65535",
+        "redis://127.0.0.1:70000 | has port 70000, which is not from 1 to 65535",
+        "rediss://127.0.0.1:65536 | has port 65536, which is not from 1 to 65535",
+        "redis://127.0.0.1:0 | has port 0, which is not from 1 to 65535",
+        "redis://127.0.0.1:-1 | has port \"-1\", which is not a number",
+        "redis://127.0.0.1: | has port \"\", which is not a number",
+        "redis://127.0.0.1:6379:6380 | has host \"127.0.0.1:6379\", which is not a valid host name",
+        "redis://redis_prod:6379 | has host \"redis_prod\", which is not a valid host name",
+        "redis://:6379 | names no host",
+        "redis:// | is not a valid URI",
+        "redis:/// | names no host",
+        "redis:127.0.0.1 | names no host",
+        "http://127.0.0.1:6379 | must start with redis:// or rediss://",
+        "127.0.0.1:6379 | is not a valid URI",
+        "redis://127.0.0.1:6379/abc | has database \"abc\", which is not a number",
+        "redis://127.0.0.1:6379/0/1 | has database \"0/1\", which is not a number",
+        "'redis://127.0.0.1:6379 ' | is not a valid URI",
+        "redis://127.0.0.1 :6379 | is not a valid URI",
+        "redis://[::1:6379 | is not a valid URI",
+        "redis-sentinel:// | is refused by the Redis client",
+    })
+    void redisUrl_hostOrPortThatDoesNotParse_refusedWhenSet_byBothBuilders(String url, String problem) {
+        Inbox db = Inbox.builder("c").build();
+        assertThatThrownBy(() -> RedisStore.builder("c").redisUrl(url)).isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("redisUrl ").hasMessageContaining(problem);
+        assertThatThrownBy(() -> HybridInbox.builder(db).redisUrl(url)).isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("redisUrl ").hasMessageContaining(problem);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"redis://127.0.0.1:6379", "redis://127.0.0.1", "redis://pw@redis.example.com:6380/2",
+        "rediss://user:pw@redis.example.com/", "redis://[::1]:6379", "redis://127.0.0.1:6379?timeout=5s",
+        "redis-sentinel://pw@h1:26379,h2:26379?sentinelMasterId=main", "redis-socket:///tmp/redis.sock"})
+    void redisUrl_wellFormed_accepted(String url) {
+        assertThat(RedisStore.builder("c").redisUrl(url)).isNotNull();
+        assertThat(HybridInbox.builder(Inbox.builder("c").build()).redisUrl(url)).isNotNull();
+    }
+
+    @Test
+    void redisUrl_withAPassword_theMessageMasksIt() {
+        assertThatThrownBy(() -> RedisStore.builder("c").redisUrl("redis://pa55w0rd-s3cret@127.0.0.1:70000"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("redisUrl \"redis://****@127.0.0.1:70000\" has port 70000")
+                .message().doesNotContain("pa55w0rd");
+        assertThatThrownBy(() -> HybridInbox.builder(Inbox.builder("c").build())
+                .redisUrl("redis://ops:pa55w0rd-s3cret@127.0.0.1:notaport"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("redisUrl \"redis://ops:****@127.0.0.1:notaport\" has port \"notaport\"")
+                .message().doesNotContain("pa55w0rd");
+        assertThatThrownBy(() -> RedisStore.builder("c").redisUrl("redis://pa55 w0rd@127.0.0.1:6379"))
+                .isInstanceOf(ConfigException.class).message().doesNotContain("pa55").doesNotContain("w0rd");
     }
 }

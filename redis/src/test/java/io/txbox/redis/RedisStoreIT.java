@@ -211,6 +211,34 @@ class RedisStoreIT {
     }
 
     @Test
+    void retention_shorterThanTheLease_aHeldEntryLivesForItsLease_thenForRetentionAfterItsLastChange() {
+        RedisStore store = store(builder("ttl-lease").retention(Duration.ofSeconds(1)).lease(Duration.ofSeconds(30)));
+        String redisKey = REDIS.prefix() + "store|ttl-lease|k|held";
+
+        Claim held = store.claim(msg("held", "p"));
+        assertThat(REDIS.commands().pttl(redisKey)).as("while held").isBetween(25_000L, 30_000L);
+        store.complete(held, null);
+        assertThat(REDIS.commands().pttl(redisKey)).as("once completed").isBetween(1L, 1000L);
+    }
+
+    @Test
+    void fencingCounter_oneRedisKeyPerConsumer_whateverTheNumberOfKeysSeen() {
+        RedisStore store = store(builder("counter").retention(Duration.ofSeconds(1)));
+        int last = 0;
+        for (int i = 0; i < 50; i++) {
+            Claim c = store.claim(msg("once-" + i, "p"));
+            store.complete(c, null);
+            last = c.fencingToken();
+        }
+        String fence = REDIS.prefix() + "store|counter|fence";
+        await().atMost(Duration.ofSeconds(10)).until(() -> REDIS.commands().keys(REDIS.prefix() + "store|counter|*"),
+                keys -> keys.equals(List.of(fence)));
+
+        assertThat(REDIS.commands().pttl(fence)).as("no TTL: tokens must never repeat").isEqualTo(-1L);
+        assertThat(store.claim(msg("once-0", "p")).fencingToken()).isEqualTo(last + 1);
+    }
+
+    @Test
     void complete_oversizedResult_refusedWithInvalidInputException_andNothingWritten() {
         RedisStore store = store(builder("big").maxResultBytes(1024));
         Claim claim = store.claim(msg("b-1", "p"));

@@ -12,14 +12,13 @@ import io.txbox.relay.internal.TargetNames;
 import io.txbox.Texts;
 import io.txbox.internal.Args;
 import io.txbox.internal.OptionalDependency;
+import io.txbox.internal.ServerUrls;
 import io.txbox.relay.PublishException;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
 import io.txbox.relay.TargetNotFoundException;
 import java.io.IOException;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.Date;
 import java.util.HashMap;
@@ -177,7 +176,7 @@ public final class RabbitPublisher implements Publisher {
             if (uri == null) {
                 throw new ConfigException("RabbitMQ uri must not be null");
             }
-            String problem = uriProblem(uri);
+            String problem = ServerUrls.problem(uri, "amqp", "amqps");
             ConnectionFactory f = new ConnectionFactory();
             if (problem == null) {
                 try {
@@ -191,44 +190,6 @@ public final class RabbitPublisher implements Publisher {
                         + "; write it as amqp://user:password@host:5672/vhost (the default virtual host / is %2f)");
             }
             return f;
-        }
-
-        /** What is wrong with {@code uri}, or null if it names a scheme, a host and a valid port. */
-        private static @Nullable String uriProblem(String uri) {
-            URI u;
-            try {
-                u = new URI(uri);
-            } catch (URISyntaxException e) {
-                // the message would repeat the whole URI, password included
-                return "is not a valid URI (" + e.getReason() + " at index " + e.getIndex() + ")";
-            }
-            String scheme = u.getScheme();
-            if (scheme == null || !scheme.equalsIgnoreCase("amqp") && !scheme.equalsIgnoreCase("amqps")) {
-                return "must start with amqp:// or amqps://";
-            }
-            String authority = u.getRawAuthority();
-            if (authority == null || authority.isEmpty()) {
-                return "names no host";
-            }
-            String hostPort = authority.substring(authority.lastIndexOf('@') + 1);
-            int portColon = hostPort.lastIndexOf(':');
-            if (portColon >= 0 && hostPort.lastIndexOf(']') > portColon) {
-                portColon = -1; // a colon inside an IPv6 literal
-            }
-            String port = portColon < 0 ? null : hostPort.substring(portColon + 1);
-            if (port != null && !port.matches("[0-9]{1,5}")) {
-                return "has port " + Texts.quote(port) + ", which is not a number from 1 to 65535";
-            }
-            if (port != null && (Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535)) {
-                return "has port " + port + ", which is not from 1 to 65535";
-            }
-            if (u.getHost() == null) {
-                String host = portColon < 0 ? hostPort : hostPort.substring(0, portColon);
-                return host.isEmpty() ? "names no host"
-                        : "has host " + Texts.quote(host) + ", which is not a valid host name (letters, digits, dots and"
-                                + " dashes; no underscores)";
-            }
-            return null;
         }
 
         /** An open connection the caller owns; {@link RabbitPublisher#close()} leaves it open. */
