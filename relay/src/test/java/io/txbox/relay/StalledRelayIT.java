@@ -139,6 +139,9 @@ class StalledRelayIT {
         KeyOrder order = new KeyOrder();
         List<Broker.Arrival> arrivals = broker.arrivals();
         arrivals.forEach(a -> order.add(a.routingKey(), a.sequence()));
+        int takeover = arrivals.indexOf(arrivals.stream().filter(a -> a.relay().equals("second")).findFirst().orElseThrow());
+        assertThat(arrivals.subList(takeover, arrivals.size())).as("the stalled worker sent its stale batch after the takeover")
+                .anyMatch(a -> a.relay().equals("first"));
         assertThat(order.distinct()).isEqualTo(3 * PER_PHASE);
         assertThat(order.violations()).as("%s", order).isEmpty();
         assertThat(db.deadRows()).isZero();
