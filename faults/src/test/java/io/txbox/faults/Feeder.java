@@ -119,7 +119,8 @@ final class Feeder implements AutoCloseable {
         return emitted.size();
     }
 
-    private boolean running() {
+    /** Whether any writer still emits rows. */
+    boolean running() {
         return threads.stream().anyMatch(Thread::isAlive);
     }
 

@@ -58,7 +58,9 @@ class RabbitOutageIT {
         run("closed", (publisherConnection, consumerConnection, feeder) -> {
             assertThat(RABBIT.closeConnections(publisherConnection)).isPositive();
             assertThat(RABBIT.closeConnections(consumerConnection)).isPositive();
-            feeder.awaitMore(100, Duration.ofSeconds(30)); // rows keep arriving while the connections recover
+            // the relay fails publishes only while rows arrive during its connection's recovery
+            assertThat(feeder.running()).as("the feeder still writes once the connections are closed").isTrue();
+            feeder.awaitMore(100, Duration.ofSeconds(30));
         });
     }
 
@@ -112,13 +114,13 @@ class RabbitOutageIT {
                         .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue)
                         .deadLetterExchange(RABBIT.track(exchange + "-dlx")).prefetch(10).listener(errors)
                         .backoff(Duration.ofMillis(100), Duration.ofMillis(500)).build();
-                Feeder feeder = new Feeder(PG.dataSource(), outbox, unique, hint, total, 20, Duration.ofMillis(100))) {
+                Feeder feeder = new Feeder(PG.dataSource(), outbox, unique, hint, total, 20, Duration.ofMillis(150))) {
             relay.start();
             consumer.start();
             // relay and consumer at work, and the fault strikes while rows still arrive, or the relay
             // has nothing to fail (the consumer may lag behind: it works through the backlog later)
             await().atMost(Duration.ofSeconds(60)).until(() -> relay.status().published() >= 100 && effects.distinct(name) > 0);
-            assertThat(feeder.emittedSoFar()).as("rows emitted when the fault strikes").isLessThan(total - 300);
+            assertThat(feeder.emittedSoFar()).as("rows emitted when the fault strikes").isLessThan(total / 2);
 
             long failedBefore = relay.status().failed();
             fault.inject(publisherConnection, "txbox-" + name, feeder);

@@ -35,8 +35,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The relay as a child process, SIGKILLed at random moments while it publishes, restarted each
  * time. Afterwards the outbox is empty, every step key reached the broker at least once, and an
- * inbox consumer turns the duplicates into exactly one business effect per key. The outbox and the
- * relay run on PostgreSQL and on MariaDB; the consumer's inbox and effects are on PostgreSQL.
+ * inbox consumer turns the duplicates into exactly one business effect per key. Per routing key,
+ * the records reach the broker in the order the {@link Feeder}'s sequential transactions wrote
+ * them (a republished record is a repeat, not a violation), and the Kafka consumer commits them in
+ * that order. The outbox and the relay run on PostgreSQL and on MariaDB; the consumer's inbox and
+ * effects are on PostgreSQL.
  */
 class RelaySigkillIT {
     private static final Logger log = LoggerFactory.getLogger(RelaySigkillIT.class);

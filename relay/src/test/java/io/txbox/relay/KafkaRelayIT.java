@@ -314,6 +314,13 @@ class KafkaRelayIT {
             await().atMost(Duration.ofSeconds(30)).until(() -> db.outboxRows() == 0);
             consumed.awaitStepKeys(n, Duration.ofSeconds(30));
             assertThat(consumed.stepKeys()).hasSize(n);
+            // across the close and the restart, per key in the order sent (step key c-<i>:s)
+            KeyOrder order = new KeyOrder();
+            consumed.records.forEach(r -> {
+                String step = Consumed.header(r, "idempotency-key");
+                order.add(Consumed.key(r), Long.parseLong(step.substring(2, step.indexOf(':'))));
+            });
+            assertThat(order.violations()).as("%s", order).isEmpty();
         }
     }
 
