@@ -57,10 +57,9 @@ class RabbitOutageIT {
             throws Exception {
         run("closed", (publisherConnection, consumerConnection, feeder) -> {
             assertThat(RABBIT.closeConnections(publisherConnection)).isPositive();
-            assertThat(RABBIT.closeConnections(consumerConnection)).isPositive();
             // the relay fails publishes only while rows arrive during its connection's recovery
-            assertThat(feeder.running()).as("the feeder still writes once the connections are closed").isTrue();
-            feeder.awaitMore(100, Duration.ofSeconds(30));
+            assertThat(feeder.running()).as("the feeder still writes once the relay's connection is closed").isTrue();
+            assertThat(RABBIT.closeConnections(consumerConnection)).isPositive();
         });
     }
 
