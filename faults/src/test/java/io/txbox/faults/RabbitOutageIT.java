@@ -55,7 +55,8 @@ class RabbitOutageIT {
     @Test
     void rabbit_connectionsClosedByBrokerWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce()
             throws Exception {
-        run("closed", (publisherConnection, consumerConnection, feeder) -> {
+        // rabbitmqctl takes seconds to close a connection: the feeder writes slowly enough to outlast it
+        run("closed", Duration.ofMillis(300), (publisherConnection, consumerConnection, feeder) -> {
             assertThat(RABBIT.closeConnections(publisherConnection)).isPositive();
             // the relay fails publishes only while rows arrive during its connection's recovery
             assertThat(feeder.running()).as("the feeder still writes once the relay's connection is closed").isTrue();
@@ -65,7 +66,7 @@ class RabbitOutageIT {
 
     @Test
     void rabbit_appStoppedAndStartedWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce() throws Exception {
-        run("stopapp", (publisherConnection, consumerConnection, feeder) -> {
+        run("stopapp", Duration.ofMillis(100), (publisherConnection, consumerConnection, feeder) -> {
             try {
                 RABBIT.stopApp();
                 feeder.awaitMore(200, Duration.ofSeconds(30)); // rows keep arriving; publishes fail
@@ -81,9 +82,10 @@ class RabbitOutageIT {
 
     /**
      * Runs relay and consumer through {@code fault}. Footprint: the consumer saw its connection
-     * fail (and recovered), and the relay counted failed publishes and recorded the error.
+     * fail (and recovered), and the relay counted failed publishes and recorded the error. The
+     * feeder pauses {@code feederPause} between transactions.
      */
-    private void run(String hint, Fault fault) throws Exception {
+    private void run(String hint, Duration feederPause, Fault fault) throws Exception {
         String exchange = RABBIT.name(hint + "-x");
         String inboxQueue = RABBIT.name(hint + "-inbox");
         RABBIT.track(inboxQueue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX); // the consumer declares it
@@ -113,7 +115,7 @@ class RabbitOutageIT {
                         .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue)
                         .deadLetterExchange(RABBIT.track(exchange + "-dlx")).prefetch(10).listener(errors)
                         .backoff(Duration.ofMillis(100), Duration.ofMillis(500)).build();
-                Feeder feeder = new Feeder(PG.dataSource(), outbox, unique, hint, total, 20, Duration.ofMillis(150))) {
+                Feeder feeder = new Feeder(PG.dataSource(), outbox, unique, hint, total, 20, feederPause)) {
             relay.start();
             consumer.start();
             // the relay at work, and the fault strikes while rows still arrive, or the relay has
