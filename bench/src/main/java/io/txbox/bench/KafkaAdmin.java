@@ -78,6 +78,45 @@ final class KafkaAdmin {
                 + " members within " + timeout);
     }
 
+    /**
+     * Waits until consumer group {@code group} has committed the end offset of every partition of
+     * {@code topic}: every record on the topic, redeliveries included, has been consumed. Returns
+     * false if that did not happen within {@code timeout}.
+     */
+    static boolean awaitCaughtUp(String bootstrap, String group, String topic, Duration timeout) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        long end = System.nanoTime() + timeout.toNanos();
+        try (Admin admin = Admin.create(p);
+                KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(consumerProps(bootstrap, group + "-lag"),
+                        new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> parts = new ArrayList<>();
+            for (PartitionInfo info : reader.partitionsFor(topic, Duration.ofSeconds(30))) {
+                parts.add(new TopicPartition(topic, info.partition()));
+            }
+            while (System.nanoTime() < end) {
+                Map<TopicPartition, Long> ends = reader.endOffsets(parts);
+                var committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                        .get(10, TimeUnit.SECONDS);
+                boolean caughtUp = true;
+                for (TopicPartition tp : parts) {
+                    long last = ends.getOrDefault(tp, 0L);
+                    var at = committed.get(tp);
+                    caughtUp &= last == 0 || at != null && at.offset() >= last;
+                }
+                if (caughtUp) {
+                    return true;
+                }
+                Thread.sleep(200);
+            }
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("reading the offsets of group " + group + " failed", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return false;
+    }
+
     static Properties consumerProps(String bootstrap, String groupId) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);

@@ -3,6 +3,7 @@ package io.txbox.bench;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.outbox.Lanes;
 import io.txbox.outbox.Outbox;
+import io.txbox.testkit.KeyOrder;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -19,12 +20,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -310,7 +309,7 @@ final class ScaleOut extends Scenario {
                 // the warm-up's rows went to the same topic: read back and checked with the measured ones
                 KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), dest.name, null, warmup + rows,
                         Duration.ofSeconds(15), check::accept);
-                Run r = new Run(p, rows, Report.round(secs, 2), rows / secs, back.lost(), back.duplicates(), check.violations,
+                Run r = new Run(p, rows, Report.round(secs, 2), rows / secs, back.lost(), back.duplicates(), check.violations(),
                         perProcess, Report.round(spent != null ? spent[0] : cpu, 1), detail, cpuSplit, warmupRounds, scans);
                 log("%d process%s%s: %,d rows in %.2f s = %,.0f msg/s; lost %d, duplicates %d, order violations %d; per process %s;"
                                 + " CPU of the relay JVMs during the drain %.1f s; CPU split %s; per process %s; outbox reads %s", p, p == 1 ? "" : "es",
@@ -511,14 +510,13 @@ final class ScaleOut extends Scenario {
     }
 
     /**
-     * Per routing key, the rows read back must come in outbox order: a record older than one
-     * already seen for its key, and not seen itself before, was published out of order. One writer
+     * Per routing key, the rows read back must come in outbox order, as the testkit's
+     * {@link KeyOrder} counts it: a record older than one already seen for its key, and not seen
+     * itself before, was published out of order; a record seen before is a duplicate. One writer
      * thread wrote the rows in number order ({@code o<n>:relay}), so the numbers follow the ids.
      */
     private static final class OrderCheck {
-        private final Map<String, Long> highest = new HashMap<>();
-        private final Set<String> seen = new HashSet<>();
-        long violations;
+        private final KeyOrder order = new KeyOrder();
 
         void accept(ConsumerRecord<byte[], byte[]> r) {
             String step = KafkaAdmin.stepKey(r);
@@ -526,16 +524,11 @@ final class ScaleOut extends Scenario {
                 return;
             }
             long seq = Long.parseLong(step.substring(1, step.length() - Backlog.STEP.length() - 1));
-            String key = new String(r.key(), StandardCharsets.UTF_8);
-            boolean fresh = seen.add(step);
-            Long top = highest.get(key);
-            if (top != null && seq < top) {
-                if (fresh) {
-                    violations++;
-                }
-            } else {
-                highest.put(key, seq);
-            }
+            order.add(new String(r.key(), StandardCharsets.UTF_8), seq);
+        }
+
+        long violations() {
+            return order.violationCount();
         }
     }
 

@@ -37,9 +37,16 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>{@code kafka}: the broker is killed ({@code SIGKILL}) and restarted on the same address.
  * </ul>
  *
- * <p>At the end, with the writers stopped and the pipeline drained: lost = keys committed in
- * {@code sent} without a business row, double_effects = keys with more than one business row.
- * Both must be 0; the run exits with code 2 otherwise.
+ * <p>Each fault must show an effect, or it counts as {@code faults_without_effect}: {@code relay}
+ * and {@code db} terminated at least one session; {@code kafka} stopped the flow of publish
+ * confirmations while the broker was dead, or failed a publish. {@code faults} counts the faults
+ * that had their effect.
+ *
+ * <p>At the end, with the writers stopped, the outbox drained and the consumers caught up with
+ * every record on the topic (redeliveries included, so a late double effect has landed): lost =
+ * keys committed in {@code sent} without a business row, double_effects = keys with more than
+ * one business row. Both must be 0, as must faults_without_effect, and the consumers must catch
+ * up; the run exits with code 2 otherwise.
  */
 final class Soak extends Scenario {
     private double minutes;
@@ -50,6 +57,8 @@ final class Soak extends Scenario {
     private RelayRun relayRun;
     private long lost = -1;
     private long doubles = -1;
+    private long faultsWithoutEffect = -1;
+    private boolean caughtUp;
 
     @Override
     void configure(Options o) {
@@ -68,7 +77,7 @@ final class Soak extends Scenario {
 
     @Override
     boolean failedCorrectness() {
-        return lost != 0 || doubles != 0;
+        return lost != 0 || doubles != 0 || faultsWithoutEffect != 0 || !caughtUp;
     }
 
     @Override
@@ -90,6 +99,7 @@ final class Soak extends Scenario {
         Timeline recvLine = new Timeline("received (first)", start);
         RelayCounter counter = new RelayCounter(pubLine);
         Map<String, Integer> injected = new LinkedHashMap<>();
+        Map<String, Integer> effective = new LinkedHashMap<>();
         List<String> faultLog = new ArrayList<>();
 
         try (Destination dest = Destination.create(Broker.KAFKA, env, "soak", relayRun.producer)) {
@@ -169,27 +179,41 @@ final class Soak extends Scenario {
                 String fault = faults.get(turn++ % faults.size());
                 double at = (System.nanoTime() - start) / 1e9;
                 injected.merge(fault, 1, Integer::sum);
+                boolean effect;
                 switch (fault) {
                     case "relay" -> {
                         int killed = terminate("relay");
                         relay[0].close();
                         relay[0] = relayRun.build(relayDs, env, dest, counter, outbox, "bench-soak-" + generation++);
                         relay[0].start();
+                        effect = killed > 0;
                         faultLog.add(String.format("%.1f s: relay killed (%d sessions) and replaced", at, killed));
                     }
                     case "db" -> {
                         int killed = terminate(null);
+                        effect = killed > 0;
                         faultLog.add(String.format("%.1f s: %d database sessions terminated", at, killed));
                     }
                     case "kafka" -> {
+                        long failedBefore = relay[0].status().failed();
                         broker.kill();
-                        Thread.sleep(1000 + rnd.nextInt(3000));
+                        // confirmations in flight at the kill may still arrive; after that, none can
+                        Thread.sleep(500);
+                        long confirmedDown = counter.published.get();
+                        Thread.sleep(500 + rnd.nextInt(3000));
+                        boolean stalled = counter.published.get() == confirmedDown;
                         long r0 = System.nanoTime();
                         broker.restart();
-                        faultLog.add(String.format("%.1f s: Kafka broker killed and restarted (%.1f s to restart)", at,
-                                (System.nanoTime() - r0) / 1e9));
+                        effect = stalled || relay[0].status().failed() > failedBefore;
+                        faultLog.add(String.format("%.1f s: Kafka broker killed and restarted (%.1f s to restart)%s", at,
+                                (System.nanoTime() - r0) / 1e9, stalled ? ", no publish confirmed while it was dead" : ""));
                     }
                     default -> throw new IllegalStateException(fault);
+                }
+                if (effect) {
+                    effective.merge(fault, 1, Integer::sum);
+                } else {
+                    faultLog.set(faultLog.size() - 1, faultLog.get(faultLog.size() - 1) + ": NO EFFECT");
                 }
                 log("fault: %s", faultLog.get(faultLog.size() - 1));
             }
@@ -207,7 +231,8 @@ final class Soak extends Scenario {
                 }
                 Thread.sleep(200);
             }
-            Thread.sleep(2000); // let any redelivery in flight land, to catch a late double effect
+            // every record on the topic consumed, redeliveries included: a late double effect has landed
+            caughtUp = KafkaAdmin.awaitCaughtUp(env.kafkaBootstrap(), "bench-" + dest.name, dest.name, Duration.ofSeconds(120));
             relay[0].close();
             consumer.close();
             lost = count("SELECT count(*) FROM sent s WHERE NOT EXISTS (SELECT 1 FROM business b WHERE b.message_key = s.message_key)");
@@ -215,6 +240,8 @@ final class Soak extends Scenario {
             long deadRows = RelayRun.deadRows(env);
             long left = count("SELECT count(*) FROM " + env.outboxTable());
             double secs = (System.nanoTime() - t0) / 1e9;
+            int withEffect = effective.values().stream().mapToInt(Integer::intValue).sum();
+            faultsWithoutEffect = faultLog.size() - withEffect;
             report.figure("lost", lost, "msgs")
                     .figure("double_effects", doubles, "msgs")
                     .figure("sent", sent, "msgs")
@@ -222,14 +249,19 @@ final class Soak extends Scenario {
                     .figure("duplicates_absorbed", consumer.duplicates.get(), "msgs")
                     .figure("outbox_left", left, "rows")
                     .figure("dead_lettered", deadRows, "rows")
-                    .figure("faults", faultLog.size(), "")
+                    .figure("faults", withEffect, "")
+                    .figure("faults_without_effect", faultsWithoutEffect, "")
+                    .figure("consumers_caught_up", caughtUp ? 1 : 0, "")
                     .figure("write_errors", writeErrors.get(), "")
                     .figure("consumer_restarts", consumer.errors.get(), "")
                     .figure("seconds", Report.round(secs, 1), "s")
-                    .detail("faults_by_kind", injected)
+                    .detail("faults_by_kind", effective)
+                    .detail("faults_injected_by_kind", injected)
                     .detail("fault_log", faultLog)
                     .target("lost", "==", 0)
-                    .target("double_effects", "==", 0);
+                    .target("double_effects", "==", 0)
+                    .target("faults_without_effect", "==", 0)
+                    .target("consumers_caught_up", "==", 1);
             html.paragraph(String.format("%.1f min at %.0f msg/s with faults %s every ~%.0f s: sent %,d, lost %d, double effects %d,"
                             + " duplicates absorbed by the inbox %,d.", minutes, rate, faults, faultEvery, sent, lost, doubles,
                             consumer.duplicates.get()))

@@ -6,6 +6,8 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
+import io.txbox.testkit.KeyOrder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -37,6 +39,12 @@ final class Queues {
     /** Drains {@code queue}, acking, until every step key of {@code expected} was seen; returns all step keys read. */
     static List<String> drainStepKeys(Connection connection, String queue, Set<String> expected, Duration timeout)
             throws Exception {
+        return drainStepKeys(connection, queue, expected, timeout, null);
+    }
+
+    /** As above, feeding each message's {@link Feeder} payload to {@code order} (when not null) in arrival order. */
+    static List<String> drainStepKeys(Connection connection, String queue, Set<String> expected, Duration timeout,
+            KeyOrder order) throws Exception {
         List<String> keys = new ArrayList<>();
         Set<String> seen = new HashSet<>();
         try (Channel ch = connection.createChannel()) {
@@ -47,6 +55,9 @@ final class Queues {
                             : r.getProps().getHeaders().get(RabbitPublisher.IDEMPOTENCY_HEADER);
                     String key = k == null ? null : k.toString();
                     keys.add(key);
+                    if (order != null) {
+                        Feeder.add(order, new String(r.getBody(), StandardCharsets.UTF_8));
+                    }
                     if (expected.contains(key)) {
                         seen.add(key);
                     }

@@ -11,9 +11,8 @@ import io.txbox.inbox.kafka.KafkaInboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.outbox.Outbox;
-import io.txbox.outbox.OutboxMessage;
-import io.txbox.outbox.StepKey;
 import io.txbox.testkit.DeleteGate;
+import io.txbox.testkit.KeyOrder;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestKafka;
@@ -25,6 +24,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ArgumentsSource;
@@ -35,8 +35,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The relay as a child process, SIGKILLed at random moments while it publishes, restarted each
  * time. Afterwards the outbox is empty, every step key reached the broker at least once, and an
- * inbox consumer turns the duplicates into exactly one business effect per key. The outbox and the
- * relay run on PostgreSQL and on MariaDB; the consumer's inbox and effects are on PostgreSQL.
+ * inbox consumer turns the duplicates into exactly one business effect per key. Per routing key,
+ * the records reach the broker in the order the {@link Feeder}'s sequential transactions wrote
+ * them (a republished record is a repeat, not a violation), and the Kafka consumer commits them in
+ * that order. The outbox and the relay run on PostgreSQL and on MariaDB; the consumer's inbox and
+ * effects are on PostgreSQL.
  */
 class RelaySigkillIT {
     private static final Logger log = LoggerFactory.getLogger(RelaySigkillIT.class);
@@ -88,12 +91,17 @@ class RelaySigkillIT {
         assertThat(outboxRows()).isZero();
         assertThat(deadRows()).isZero();
 
-        List<String> delivered = Topics.deliveredStepKeys(KAFKA.bootstrapServers(), topic, emitted, Duration.ofSeconds(60));
+        List<ConsumerRecord<byte[], byte[]>> records = Topics.delivered(KAFKA.bootstrapServers(), topic, emitted,
+                Duration.ofSeconds(60));
+        List<String> delivered = Topics.header(records, "idempotency-key");
+        KeyOrder published = Topics.keyOrder(records);
+        assertThat(published.violations()).as("published: %s", published).isEmpty();
 
         String name = "sigkill-kafka-" + db.kind();
         String group = topic + "-inbox";
+        ProcessingLog processing = new ProcessingLog(DBS.postgres().dataSource());
         try (InboxConsumer consumer = KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
-                        DBS.postgres().dataSource(), Effects.recorder(name))
+                        DBS.postgres().dataSource(), processing.recorder(name, Effects.recorder(name)))
                 .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).groupId(group).backoff(FAST_INITIAL, FAST_MAX)
                 .pollTimeout(Duration.ofMillis(100)).consumerProperty("max.poll.records", 500).build()) {
             consumer.start();
@@ -101,6 +109,10 @@ class RelaySigkillIT {
         }
         long republished = Oracle.check("relay SIGKILLed x" + KILLS + " -> Kafka", emitted, delivered,
                 effects.countsByKey(name));
+        KeyOrder consumed = processing.keyOrder(name);
+        assertThat(consumed.distinct()).isEqualTo(emitted.size());
+        assertThat(consumed.duplicates()).as("consumed: %s", consumed).isZero();
+        assertThat(consumed.violations()).as("consumed: %s", consumed).isEmpty();
         assertThat(republished).as("rows published again after a kill landed between publish and delete").isPositive();
     }
 
@@ -121,7 +133,9 @@ class RelaySigkillIT {
         assertThat(outboxRows()).isZero();
         assertThat(deadRows()).isZero();
 
-        List<String> delivered = Queues.drainStepKeys(rabbit, auditQueue, emitted, Duration.ofSeconds(60));
+        KeyOrder published = new KeyOrder();
+        List<String> delivered = Queues.drainStepKeys(rabbit, auditQueue, emitted, Duration.ofSeconds(60), published);
+        assertThat(published.violations()).as("published: %s", published).isEmpty();
 
         String name = "sigkill-rabbit-" + db.kind();
         try (InboxConsumer consumer = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
@@ -197,26 +211,12 @@ class RelaySigkillIT {
         return emitted;
     }
 
-    private List<String> emit(String prefix, int from, int count) throws SQLException {
-        List<String> keys = new ArrayList<>(count);
-        try (java.sql.Connection c = db.dataSource().getConnection()) {
-            c.setAutoCommit(false);
-            List<OutboxMessage> chunk = new ArrayList<>();
-            for (int i = from; i < from + count; i++) {
-                StepKey key = StepKey.of(prefix + "-" + i, "ship");
-                keys.add(key.value());
-                chunk.add(OutboxMessage.builder(key, RelayChild.DESTINATION).routingKey("r" + (i % 16))
-                        .payload("{\"n\":" + i + "}").build());
-                if (chunk.size() == 1000) {
-                    outbox.sendAll(c, chunk);
-                    c.commit();
-                    chunk.clear();
-                }
-            }
-            outbox.sendAll(c, chunk);
-            c.commit();
+    /** Emits rows {@code from..from+count-1} through the {@link Feeder}'s concurrent writers and returns their step keys. */
+    private List<String> emit(String prefix, int from, int count) throws InterruptedException {
+        try (Feeder feeder = new Feeder(db.dataSource(), outbox, prefix, RelayChild.DESTINATION, from, count, 250,
+                Duration.ZERO)) {
+            return new ArrayList<>(feeder.finish(Duration.ofSeconds(120)));
         }
-        return keys;
     }
 
     private long outboxRows() {

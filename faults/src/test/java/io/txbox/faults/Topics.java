@@ -2,6 +2,7 @@ package io.txbox.faults;
 
 import static org.awaitility.Awaitility.await;
 
+import io.txbox.testkit.KeyOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -74,10 +75,22 @@ final class Topics {
 
     /** Step keys delivered on {@code topic}, read until every one of {@code expected} was seen. */
     static List<String> deliveredStepKeys(String bootstrap, String topic, Set<String> expected, Duration timeout) {
-        List<ConsumerRecord<byte[], byte[]>> records = readUntil(bootstrap, topic,
+        return header(delivered(bootstrap, topic, expected, timeout), "idempotency-key");
+    }
+
+    /** The records on {@code topic}, read until every step key of {@code expected} was seen. */
+    static List<ConsumerRecord<byte[], byte[]>> delivered(String bootstrap, String topic, Set<String> expected,
+            Duration timeout) {
+        return readUntil(bootstrap, topic,
                 rs -> header(rs, "idempotency-key").stream().filter(expected::contains).collect(Collectors.toSet())
                         .size() == expected.size(), timeout);
-        return header(records, "idempotency-key");
+    }
+
+    /** The per-key order oracle fed the {@link Feeder} payloads of {@code records}, partition by partition in offset order. */
+    static KeyOrder keyOrder(List<ConsumerRecord<byte[], byte[]>> records) {
+        KeyOrder order = new KeyOrder();
+        records.forEach(r -> Feeder.add(order, new String(r.value(), StandardCharsets.UTF_8)));
+        return order;
     }
 
     /** Waits until {@code group} has committed the end offset of every partition of {@code topic}. */

@@ -2,11 +2,11 @@ package io.txbox.relay;
 
 import static org.awaitility.Awaitility.await;
 
+import io.txbox.testkit.KeyOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -93,17 +93,16 @@ final class Consumed implements AutoCloseable {
         return new String(r.value(), StandardCharsets.UTF_8);
     }
 
-    /** Step keys in order of first arrival, per record key (duplicates dropped). */
-    Map<String, List<String>> firstArrivalsByKey() {
-        Map<String, List<String>> byKey = new LinkedHashMap<>();
-        Map<String, Boolean> seen = new HashMap<>();
+    /**
+     * Every record read, in arrival order, fed to the per-key order oracle: the record key, and the
+     * number the payload holds as its place in the key's order. Repeats count as duplicates.
+     */
+    KeyOrder keyOrder() {
+        KeyOrder order = new KeyOrder();
         for (var r : records) {
-            String step = header(r, "idempotency-key");
-            if (seen.put(step, Boolean.TRUE) == null) {
-                byKey.computeIfAbsent(key(r), k -> new ArrayList<>()).add(value(r));
-            }
+            order.add(key(r), Long.parseLong(value(r)));
         }
-        return byKey;
+        return order;
     }
 
     java.util.Set<String> stepKeys() {

@@ -11,9 +11,15 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.IntFunction;
+import java.util.function.IntUnaryOperator;
 import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 
@@ -76,6 +82,60 @@ final class Db {
             }
         } catch (SQLException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Sends rows {@code 0..count-1} through {@code writers} threads, each on its own connection, in
+     * transactions of up to {@code perTransaction} rows: row {@code i} goes to writer
+     * {@code writerOf(i)}, which sends its rows in ascending {@code i}, committing each transaction
+     * before it begins the next. Give all rows of a routing key to one writer and the key's rows
+     * come from strictly sequential transactions, while the writers' transactions overlap: ids are
+     * taken in one order and committed in another. With a positive {@code stall}, each writer holds
+     * one transaction of the first half of its rows (chosen by {@code seed}) open that long before
+     * it commits, while the other writers' rows flow: the slow commit a per-key order must survive.
+     */
+    void sendConcurrently(int count, int writers, int perTransaction, IntUnaryOperator writerOf, Duration stall,
+            long seed, IntFunction<OutboxMessage> message) {
+        List<List<Integer>> rows = new ArrayList<>();
+        for (int w = 0; w < writers; w++) {
+            rows.add(new ArrayList<>());
+        }
+        for (int i = 0; i < count; i++) {
+            rows.get(writerOf.applyAsInt(i)).add(i);
+        }
+        Random random = new Random(seed);
+        ExecutorService pool = Executors.newFixedThreadPool(writers);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (List<Integer> mine : rows) {
+                int transactions = (mine.size() + perTransaction - 1) / perTransaction;
+                int stalled = stall.isZero() || transactions < 2 ? -1 : random.nextInt(Math.max(1, transactions / 2));
+                done.add(pool.submit(() -> {
+                    try (Connection c = ds.getConnection()) {
+                        c.setAutoCommit(false);
+                        for (int t = 0; t < transactions; t++) {
+                            List<OutboxMessage> chunk = new ArrayList<>();
+                            for (int i : mine.subList(t * perTransaction, Math.min(mine.size(), (t + 1) * perTransaction))) {
+                                chunk.add(message.apply(i));
+                            }
+                            outbox.sendAll(c, chunk);
+                            if (t == stalled) {
+                                Thread.sleep(stall.toMillis()); // a slow writer: its ids are taken, its commit is late
+                            }
+                            c.commit();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get();
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("a writer failed (seed " + seed + "): " + e, e);
+        } finally {
+            pool.shutdownNow();
         }
     }
 

@@ -9,14 +9,13 @@ import com.rabbitmq.client.GetResponse;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
+import io.txbox.testkit.KeyOrder;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -84,21 +83,6 @@ class RabbitMissingExchangeIT {
         return got;
     }
 
-    /** Per key, the sequence numbers in arrival order must ascend; returns the violations. */
-    static int orderViolations(List<String> payloads) {
-        Map<String, Integer> last = new HashMap<>();
-        int violations = 0;
-        for (String p : payloads) {
-            String key = p.substring(0, p.indexOf(':'));
-            int seq = Integer.parseInt(p.substring(p.indexOf(':') + 1));
-            Integer before = last.put(key, seq);
-            if (before != null && before > seq) {
-                violations++;
-            }
-        }
-        return violations;
-    }
-
     @ParameterizedTest
     @ArgumentsSource(TestDatabases.Each.class)
     void missingExchange_oneWorker_healthyRowsFlowInOrder_missingRowsWaitUncountedThenPublishInOrder(TestDatabase database)
@@ -108,7 +92,8 @@ class RabbitMissingExchangeIT {
         String healthyQueue = declareBoundExchange("healthy-" + kind);
         String healthy = RABBIT.name("healthy-" + kind);
         String missing = RABBIT.name("missing-" + kind);
-        db.sendMany(ROWS, i -> row(i, "healthy", "missing"));
+        // four writers on their own connections, each key from one writer in sequential transactions
+        db.sendConcurrently(ROWS, 4, 30, i -> i % KEYS % 4, Duration.ZERO, 0, i -> row(i, "healthy", "missing"));
         int missingRows = (ROWS + 2) / 3;
         // the relay's ticker runs with real time plus this skew, so the test moves it past a pause at will
         AtomicLong skew = new AtomicLong();
@@ -124,7 +109,8 @@ class RabbitMissingExchangeIT {
 
             List<String> got = drain(healthyQueue, ROWS - missingRows);
             assertThat(got).hasSize(ROWS - missingRows);
-            assertThat(orderViolations(got)).as("order violations among healthy rows").isZero();
+            KeyOrder healthyOrder = KeyOrder.ofPayloads(got);
+            assertThat(healthyOrder.violations()).as("healthy rows: %s", healthyOrder).isEmpty();
             await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == missingRows);
             assertThat(db.deadRows()).as("rows dead-lettered").isZero();
             String outbox = db.table(db.tables.outboxTable());
@@ -153,7 +139,8 @@ class RabbitMissingExchangeIT {
             String missingQueue = declareBoundExchange("missing-" + kind);
             List<String> late = drain(missingQueue, missingRows);
             assertThat(late).hasSize(missingRows);
-            assertThat(orderViolations(late)).as("order violations among the rows that waited").isZero();
+            KeyOrder lateOrder = KeyOrder.ofPayloads(late);
+            assertThat(lateOrder.violations()).as("rows that waited: %s", lateOrder).isEmpty();
             await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
             assertThat(db.deadRows()).isZero();
             await().atMost(Duration.ofSeconds(10)).until(() -> relay.health(Duration.ofSeconds(2)).up());

@@ -15,6 +15,7 @@ import io.txbox.inbox.consumer.Effects;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.consumer.KeyPolicy;
 import io.txbox.migrations.TxboxMigrations;
+import io.txbox.testkit.KeyOrder;
 import io.txbox.testkit.TestKafka;
 import io.txbox.testkit.TestPostgres;
 import java.sql.Statement;
@@ -484,5 +485,68 @@ class KafkaInboxConsumerIT {
         // flaky once, the refused commit once (its second try, alone), poison twice before DEAD
         assertThat(listener.retries).hasSize(4);
         assertThat(ds.chained.get()).as("statements carrying a COMMIT").isPositive();
+    }
+
+    /**
+     * Records of 8 keys over 4 partitions, some failing their first attempts (a batch with a
+     * failure falls back to one transaction per record): per key, the committed effects follow the
+     * offsets, each once, for a single record per transaction and for batches.
+     */
+    @ParameterizedTest(name = "batchSize {0}")
+    @ValueSource(ints = {1, 10})
+    void kafka_transientFailures_perKeyProcessingFollowsOffsetOrder(int batchSize) throws Exception {
+        String topic = topic("order-" + batchSize);
+        String name = "kafka-order-" + batchSize;
+        String log = tables.qualified("processing_log");
+        try (var c = PG.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS " + log + " (id bigserial PRIMARY KEY, consumer text NOT NULL, payload text NOT NULL)");
+        }
+        int n = 400;
+        Set<String> failing = ConcurrentHashMap.newKeySet();
+        for (int i = 7; i < n; i += 37) {
+            failing.add("m-" + i);
+        }
+        // the handler's insert takes the log's next id inside the record's transaction, and one
+        // thread processes: the committed ids are the processing order
+        Handler handler = (tx, m) -> {
+            if (failing.remove(m.key())) {
+                throw new IllegalStateException("refused once by the test: " + m.key());
+            }
+            try (var ps = tx.prepareStatement("INSERT INTO " + log + " (consumer, payload) VALUES (?, ?)")) {
+                ps.setString(1, name);
+                ps.setString(2, new String(m.payload(), UTF_8));
+                ps.executeUpdate();
+            }
+            return null;
+        };
+        start(builder(name, topic, handler).batchSize(batchSize).build());
+        for (int i = 0; i < n; i++) {
+            String key = "acct-" + (i % 8);
+            ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, key.getBytes(UTF_8),
+                    (key + ":" + i).getBytes(UTF_8));
+            record.headers().add("idempotency-key", ("m-" + i).getBytes(UTF_8));
+            producer.send(record);
+        }
+        producer.flush();
+
+        List<String> processed = new ArrayList<>();
+        await().atMost(WAIT).until(() -> {
+            processed.clear();
+            try (var c = PG.dataSource().getConnection();
+                    var ps = c.prepareStatement("SELECT payload FROM " + log + " WHERE consumer = ? ORDER BY id")) {
+                ps.setString(1, name);
+                try (var rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        processed.add(rs.getString(1));
+                    }
+                }
+            }
+            return processed.size() >= n;
+        });
+        assertThat(failing).as("records that were to fail once").isEmpty();
+        KeyOrder order = KeyOrder.ofPayloads(processed);
+        assertThat(order.records()).isEqualTo(n);
+        assertThat(order.duplicates()).as("%s", order).isZero();
+        assertThat(order.violations()).as("%s", order).isEmpty();
     }
 }
