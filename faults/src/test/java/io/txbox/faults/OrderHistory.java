@@ -24,8 +24,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
@@ -131,7 +131,7 @@ final class OrderHistory {
     private void write(HikariDataSource pool, TxboxTables tables, OrderFleet fleet) throws Exception {
         Outbox outbox = Outbox.builder().tables(tables).build();
         String idQuery = "SELECT id FROM " + db.qualified(tables.schema(), tables.outboxTable()) + " WHERE step_key = ?";
-        long deadline = log.now() + plan.writeMs();
+        long[] deadline = {0};
         List<Thread> writers = new ArrayList<>();
         List<Throwable> failures = new ArrayList<>();
         for (int k = 0; k < plan.mainKeys() + FILLER_THREADS; k++) {
@@ -147,7 +147,7 @@ final class OrderHistory {
             Random r = new Random(plan.seed() * 31 + k);
             Thread t = new Thread(() -> {
                 try {
-                    writeKeys(pool, outbox, idQuery, keys, filler, r, deadline);
+                    writeKeys(pool, outbox, idQuery, keys, filler, r, deadline[0]);
                 } catch (Throwable e) {
                     synchronized (failures) {
                         failures.add(e);
@@ -156,12 +156,16 @@ final class OrderHistory {
             }, "order-writer-" + k);
             writers.add(t);
         }
-        ScheduledExecutorService faults = Executors.newScheduledThreadPool(3, r -> {
+        ScheduledThreadPoolExecutor faults = new ScheduledThreadPoolExecutor(3, r -> {
             Thread t = new Thread(r, "order-faults");
             t.setDaemon(true);
             return t;
         });
+        // faults not begun when the writers end are dropped; settle() undoes the ones that ran
+        faults.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        log.zero();
         long start = log.now();
+        deadline[0] = log.now() + plan.writeMs();
         writers.forEach(Thread::start);
         Random fr = new Random(plan.seed() ^ 0x5eed);
         for (OrderPlan.Fault f : plan.faults()) {
@@ -171,7 +175,7 @@ final class OrderHistory {
         for (Thread t : writers) {
             t.join();
         }
-        faults.shutdownNow();
+        faults.shutdown();
         if (!faults.awaitTermination(60, TimeUnit.SECONDS)) {
             log.event("a fault was still running 60 s after the writes");
         }

@@ -42,13 +42,19 @@ final class OrderLog {
     }
 
     private final String name;
-    private final long startNanos = System.nanoTime();
-    private final long startEpochMs = System.currentTimeMillis();
+    private volatile long startNanos = System.nanoTime();
+    private volatile long startEpochMs = System.currentTimeMillis();
     private final List<Event> events = new ArrayList<>();
     private final List<Write> writes = new ArrayList<>();
 
     OrderLog(String name) {
         this.name = name;
+    }
+
+    /** Times from here on count from now: the moment the writers begin. */
+    void zero() {
+        startEpochMs = System.currentTimeMillis();
+        startNanos = System.nanoTime();
     }
 
     long now() {

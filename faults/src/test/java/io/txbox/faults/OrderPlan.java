@@ -65,15 +65,15 @@ record OrderPlan(long seed, List<Relay> relays, int mainKeys, long writeMs, bool
             kinds.addAll(List.of(Kind.STOP_SHORT, Kind.STOP_LONG, Kind.STOP_LONG, Kind.KILL, Kind.KILL));
         }
         if (inProcess > 0) {
-            kinds.addAll(List.of(Kind.STALL, Kind.STALL, Kind.STALL));
+            kinds.addAll(List.of(Kind.STALL, Kind.STALL));
         }
-        boolean outage = r.nextInt(3) == 0;
+        boolean outage = r.nextInt(4) == 0;
         List<Fault> faults = new ArrayList<>();
         if (outage) {
             faults.add(new Fault(500 + r.nextLong(Math.max(1, writeMs - 2500)), Kind.BROKER_OUTAGE, 0,
-                    1000 + r.nextLong(2000)));
+                    1000 + r.nextLong(1500)));
         }
-        int count = 2 + r.nextInt(3) + (int) (writeMs / 10_000);
+        int count = 1 + r.nextInt(3) + (int) (writeMs / 10_000);
         for (int i = 0; i < count; i++) {
             Kind kind = kinds.get(r.nextInt(kinds.size()));
             int slot = switch (kind) {
