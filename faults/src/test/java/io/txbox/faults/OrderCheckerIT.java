@@ -67,6 +67,7 @@ class OrderCheckerIT {
     static final AtomicLong VIOLATIONS = new AtomicLong();
     static ScheduledExecutorService progress;
     static Path progressLog;
+    static Path failuresLog;
 
     @BeforeAll
     static void setUp() throws IOException {
@@ -75,6 +76,8 @@ class OrderCheckerIT {
         progressLog = Path.of("target", "order", "progress.log");
         Files.createDirectories(progressLog.getParent());
         Files.deleteIfExists(progressLog);
+        failuresLog = progressLog.resolveSibling("failures.log");
+        Files.deleteIfExists(failuresLog);
         long started = System.nanoTime();
         progress = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "order-progress");
@@ -147,6 +150,7 @@ class OrderCheckerIT {
             FAILED.incrementAndGet();
             failures.add(v);
             log.error("history failed: {}", v.report());
+            append(failuresLog, v.report() + "\n");
         }
         progress(v.summary());
     }
@@ -162,10 +166,14 @@ class OrderCheckerIT {
         String text = Instant.now() + " " + HISTORIES.get() + " histories, " + FAILED.get() + " failed, "
                 + VIOLATIONS.get() + " order violations; " + line + "\n";
         System.out.print(text);
+        append(progressLog, text);
+    }
+
+    private static synchronized void append(Path file, String text) {
         try {
-            Files.writeString(progressLog, text, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            Files.writeString(file, text, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         } catch (IOException e) {
-            log.warn("cannot write {}: {}", progressLog, e.toString());
+            log.warn("cannot write {}: {}", file, e.toString());
         }
     }
 }

@@ -34,6 +34,7 @@ final class OrderLog {
         }
     }
 
+    /** A fault, a relay start or stop, a step of the history; {@code ms} since the writers began (negative before). */
     record Event(long ms, String what) {
         @Override
         public String toString() {
@@ -41,10 +42,12 @@ final class OrderLog {
         }
     }
 
+    private record Entry(long nanos, String what) {}
+
     private final String name;
     private volatile long startNanos = System.nanoTime();
     private volatile long startEpochMs = System.currentTimeMillis();
-    private final List<Event> events = new ArrayList<>();
+    private final List<Entry> events = new ArrayList<>();
     private final List<Write> writes = new ArrayList<>();
 
     OrderLog(String name) {
@@ -67,11 +70,11 @@ final class OrderLog {
     }
 
     void event(String what) {
-        Event e = new Event(now(), what);
+        Entry e = new Entry(System.nanoTime(), what);
         synchronized (this) {
             events.add(e);
         }
-        log.info("[{}] {}", name, e);
+        log.info("[{}] {} ms: {}", name, now(), what);
     }
 
     synchronized void write(Write w) {
@@ -79,7 +82,7 @@ final class OrderLog {
     }
 
     synchronized List<Event> events() {
-        return List.copyOf(events);
+        return events.stream().map(e -> new Event(Math.floorDiv(e.nanos() - startNanos, 1_000_000), e.what())).toList();
     }
 
     synchronized List<Write> writes() {
