@@ -71,6 +71,7 @@ class OrderCheckerIT {
 
     static PrivateKafkaBroker kafka;
     static OrderProxy rabbitProxy;
+    static OrderSpares spares;
     static final AtomicInteger HISTORIES = new AtomicInteger();
     static final AtomicInteger FAILED = new AtomicInteger();
     static final AtomicLong VIOLATIONS = new AtomicLong();
@@ -80,6 +81,7 @@ class OrderCheckerIT {
 
     @BeforeAll
     static void setUp() throws IOException {
+        spares = new OrderSpares(2);
         URI amqp = URI.create(RABBIT.uri());
         rabbitProxy = new OrderProxy(amqp.getHost(), amqp.getPort() < 0 ? 5672 : amqp.getPort());
         progressLog = Path.of("target", "order", "progress.log");
@@ -98,7 +100,8 @@ class OrderCheckerIT {
     }
 
     @AfterAll
-    static void tearDown() throws IOException {
+    static void tearDown() throws Exception {
+        spares.close();
         progress.shutdownNow();
         progress("done");
         rabbitProxy.close();
@@ -152,7 +155,7 @@ class OrderCheckerIT {
 
     private static void run(OrderPlan plan, TestDatabase db, OrderHistory.Broker broker,
             List<OrderOracle.Verdict> failures) throws Exception {
-        OrderOracle.Verdict v = new OrderHistory(plan, db, broker).run();
+        OrderOracle.Verdict v = new OrderHistory(plan, db, broker, spares).run();
         HISTORIES.incrementAndGet();
         VIOLATIONS.addAndGet(v.violations());
         if (!v.ok()) {

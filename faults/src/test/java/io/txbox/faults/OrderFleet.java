@@ -42,10 +42,12 @@ final class OrderFleet implements AutoCloseable {
     private final TestDatabase db;
     private final String schema;
     private final DataSource admin;
+    private final OrderSpares spares;
     private final List<Slot> slots = new ArrayList<>();
 
     OrderFleet(OrderLog log, String historyId, String broker, String address, String target, TestDatabase db,
-            String schema, DataSource admin) {
+            String schema, DataSource admin, OrderSpares spares) {
+        this.spares = spares;
         this.log = log;
         this.historyId = historyId;
         this.broker = broker;
@@ -95,14 +97,18 @@ final class OrderFleet implements AutoCloseable {
         }
     }
 
-    /** Every slot running again: stopped children continued, killed or closed slots started. */
+    /**
+     * Ready to drain: stopped children continued, and if no relay runs any more, the killed ones
+     * started again (a relay left down is a relay gone for good, which the others take over from).
+     */
     void settle() throws Exception {
         for (Slot s : slots) {
             s.cont();
         }
-        List<Slot> down = slots.stream().filter(s -> !s.running()).toList();
-        for (Slot s : down) {
-            s.start();
+        if (slots.stream().noneMatch(Slot::running)) {
+            for (Slot s : slots) {
+                s.start();
+            }
         }
     }
 
@@ -193,15 +199,20 @@ final class OrderFleet implements AutoCloseable {
             String relayId = relayId();
             String user = db.kind() == TestDatabase.Kind.POSTGRESQL ? db.user() : MARIADB_RELAY_USER;
             if (child) {
-                process = Child.start(OrderRelayChild.class, relayId, OrderRelayChild.READY, broker, address, target,
-                        relayId, db.jdbcUrl(schema), user, schema, Integer.toString(batchSize));
+                try {
+                    process = spares.take(relayId, broker, address, target, relayId, db.jdbcUrl(schema), user, schema,
+                            Integer.toString(batchSize));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while starting " + relayId, e);
+                }
                 stopped = false;
             } else {
                 pool = Pools.pool(db.jdbcUrl(schema), user, OrderRelayChild.applicationName(relayId), 3);
                 relay = OrderRelayChild.build(pool, broker, address, target, relayId, schema, batchSize, listener);
                 relay.start();
             }
-            log.event(name() + " started");
+            log.event(name() + " started" + (child ? " (log " + process.log + ")" : ""));
         }
 
         /** SIGSTOP: the JVM freezes mid-whatever, its connections and leases left as they are. */

@@ -67,8 +67,10 @@ final class OrderHistory {
     private final String combo;
     private final String id;
     private final OrderLog log;
+    private final OrderSpares spares;
 
-    OrderHistory(OrderPlan plan, TestDatabase db, Broker broker) {
+    OrderHistory(OrderPlan plan, TestDatabase db, Broker broker, OrderSpares spares) {
+        this.spares = spares;
         this.plan = plan;
         this.db = db;
         this.broker = broker;
@@ -88,7 +90,8 @@ final class OrderHistory {
             String target = broker.createTarget("order-" + plan.seed() + "-" + id);
             log.event(combo + ", " + plan);
             List<OrderOracle.Received> received;
-            try (OrderFleet fleet = new OrderFleet(log, id, brokerArg(), broker.relayAddress(), target, db, schema, pool)) {
+            try (OrderFleet fleet = new OrderFleet(log, id, brokerArg(), broker.relayAddress(), target, db, schema, pool,
+                    spares)) {
                 plan.relays().forEach(r -> fleet.add(r.child(), r.batchSize()));
                 fleet.startAll();
                 write(pool, tables, fleet);
@@ -258,12 +261,12 @@ final class OrderHistory {
             int shape = r.nextInt(100);
             if (filler) {
                 heldMs = r.nextInt(20);
-            } else if (shape < 60) {
+            } else if (shape < 50) {
                 heldMs = r.nextInt(30);
-            } else if (shape < 78) {
+            } else if (shape < 65) {
                 heldMs = 100 + r.nextInt(700);
             } else {
-                heldMs = 1100 + r.nextInt(1500);
+                heldMs = 1100 + r.nextInt(1500); // past the 1 s some claims trust rows to commit within
             }
             boolean rollback = r.nextInt(100) < (filler ? 4 : 10);
             long delayMs = !filler && r.nextInt(100) < 8 ? 500 + r.nextInt(2000) : 0;

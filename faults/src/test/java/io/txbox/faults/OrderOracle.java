@@ -3,8 +3,11 @@ package io.txbox.faults;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.Receipt;
 import io.txbox.testkit.KeyOrder;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -207,26 +210,46 @@ final class OrderOracle {
         return out.toString();
     }
 
-    /** Every record through an inbox, as a consumer would get them: one effect per step key, duplicates absorbed. */
+    /**
+     * Every record through an inbox, in broker order, as a consumer would get them ({@code
+     * receive} and the effect in one transaction per 100 records): one effect per step key,
+     * every duplicate absorbed.
+     */
     private static void checkInbox(OrderPlan plan, DataSource ds, TxboxTables tables, List<Received> received,
             List<String> problems) {
         Effects effects = new Effects(ds);
         String consumer = "order-" + plan.seed();
         Inbox inbox = Inbox.builder(consumer).tables(tables).build();
         Set<String> steps = new HashSet<>();
-        for (Received r : received) {
-            if (r.stepKey() == null) {
-                continue;
+        long absorbed = 0;
+        try (Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            int inTx = 0;
+            for (Received r : received) {
+                if (r.stepKey() == null) {
+                    continue;
+                }
+                steps.add(r.stepKey());
+                Receipt receipt = inbox.receive(c, InboundMessage.of(r.stepKey(), r.payload().getBytes(StandardCharsets.UTF_8)));
+                if (receipt.isFirst()) {
+                    Effects.apply(c, consumer, r.stepKey());
+                } else {
+                    absorbed++;
+                }
+                if (++inTx == 100) {
+                    c.commit();
+                    inTx = 0;
+                }
             }
-            steps.add(r.stepKey());
-            inbox.process(ds, InboundMessage.of(r.stepKey(), r.payload().getBytes(StandardCharsets.UTF_8)),
-                    Effects.recorder(consumer));
+            c.commit();
+        } catch (SQLException e) {
+            throw new IllegalStateException("inbox check failed: " + e, e);
         }
         Map<String, Integer> counts = effects.countsByKey(consumer);
         long wrong = steps.stream().filter(s -> counts.getOrDefault(s, 0) != 1).count();
-        if (wrong > 0 || counts.size() != steps.size()) {
+        if (wrong > 0 || counts.size() != steps.size() || absorbed != received.size() - steps.size()) {
             problems.add(wrong + " step keys without exactly one inbox effect (" + counts.size() + " keys with effects, "
-                    + steps.size() + " published)");
+                    + steps.size() + " published, " + absorbed + " duplicates absorbed)");
         }
     }
 

@@ -12,19 +12,39 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * The order checker's relay, in its own JVM or in the test's:
- * {@code OrderRelayChild kafka|rabbit <address> <topic|exchange> <relayId> <jdbcUrl> <user> <schema> <batchSize>}.
+ * {@code OrderRelayChild kafka|rabbitmq <address> <topic|exchange> <relayId> <jdbcUrl> <user> <schema> <batchSize>}.
+ * Started without arguments it is a spare: it loads its classes, prints {@value #WAITING} and
+ * reads the arguments as one line from stdin, so a history gets a child relay in a second
+ * rather than after a JVM's start.
  * A child closes its relay gracefully on SIGTERM (a graceful restart) and prints {@value #READY}
  * once started; SIGSTOP, SIGKILL and session kills come from the test.
  */
 public final class OrderRelayChild {
     static final String DESTINATION = "ordered";
     static final String READY = "ORDER-RELAY-READY";
+    /** Printed by a spare child, started without arguments, once it waits for them on stdin. */
+    static final String WAITING = "ORDER-RELAY-WAITING";
     /** Short, so the lanes of a stopped or killed relay are taken over within a history. */
     static final Duration LANE_LEASE = Duration.ofSeconds(2);
 
     private OrderRelayChild() {}
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 0) {
+            // a spare: load the relay's classes now, take the arguments when a history needs a relay
+            Class.forName(Relay.class.getName());
+            Class.forName(HikariDataSource.class.getName());
+            KafkaPublisher.builder();
+            RabbitPublisher.builder();
+            System.out.println(WAITING);
+            System.out.flush();
+            String line = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
+                    java.nio.charset.StandardCharsets.UTF_8)).readLine();
+            if (line == null) {
+                return; // the test ended without using this spare
+            }
+            args = line.split(" ");
+        }
         HikariDataSource ds = Pools.pool(args[4], args[5], applicationName(args[3]), 3);
         Relay relay = build(ds, args[0], args[1], args[2], args[3], args[6], Integer.parseInt(args[7]),
                 RelayListener.NONE);
