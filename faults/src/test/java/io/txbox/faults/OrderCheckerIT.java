@@ -81,7 +81,7 @@ class OrderCheckerIT {
 
     @BeforeAll
     static void setUp() throws IOException {
-        spares = new OrderSpares(2);
+        spares = new OrderSpares(3);
         URI amqp = URI.create(RABBIT.uri());
         rabbitProxy = new OrderProxy(amqp.getHost(), amqp.getPort() < 0 ? 5672 : amqp.getPort());
         progressLog = Path.of("target", "order", "progress.log");
