@@ -3,7 +3,6 @@ package io.txbox.faults;
 import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.Channel;
-import com.rabbitmq.client.GetResponse;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxTables;
 import io.txbox.migrations.TxboxMigrations;
@@ -49,8 +48,11 @@ final class OrderHistory {
         /** The address relays use (through a proxy for RabbitMQ). */
         String relayAddress();
 
-        /** Creates this history's topic or exchange (and audit queue) and returns its name. */
-        String createTarget(String hint) throws Exception;
+        /**
+         * Creates this history's topic or exchange (and audit queue) and returns its name; a
+         * broker without publish times of its own starts recording arrivals on {@code log}'s clock.
+         */
+        String createTarget(String hint, OrderLog log) throws Exception;
 
         /** Every record published to {@code target}, in arrival order; called once the relays are closed. */
         List<OrderOracle.Received> readAll(String target, java.util.Set<String> expected, OrderLog log) throws Exception;
@@ -87,7 +89,7 @@ final class OrderHistory {
             if (db.kind() == TestDatabase.Kind.MARIADB) {
                 grantRelayUser(pool, schema);
             }
-            String target = broker.createTarget("order-" + plan.seed() + "-" + id);
+            String target = broker.createTarget("order-" + plan.seed() + "-" + id, log);
             log.event(combo + ", " + plan);
             List<OrderOracle.Received> received;
             try (OrderFleet fleet = new OrderFleet(log, id, brokerArg(), broker.relayAddress(), target, db, schema, pool,
@@ -347,7 +349,7 @@ final class OrderHistory {
             }
 
             @Override
-            public String createTarget(String hint) {
+            public String createTarget(String hint, OrderLog log) {
                 io.txbox.testkit.PrivateKafkaBroker b = brokerSupplier.get();
                 String topic = b.uniqueTopic(hint);
                 b.createTopic(topic, 4);
@@ -401,7 +403,7 @@ final class OrderHistory {
     static Broker rabbit(io.txbox.testkit.TestRabbit rabbit, OrderProxy proxy) {
         String address = rabbit.uri().replaceFirst("^(amqps?://(?:[^@/]*@)?)[^/:]+(?::\\d+)?", "$1127.0.0.1:" + proxy.port())
                 .replaceAll("/$", "");
-        Map<String, String> queues = new HashMap<>();
+        Map<String, Object[]> consumers = new java.util.concurrent.ConcurrentHashMap<>();
         return new Broker() {
             @Override
             public String name() {
@@ -414,40 +416,54 @@ final class OrderHistory {
             }
 
             @Override
-            public String createTarget(String hint) throws Exception {
+            public String createTarget(String hint, OrderLog log) throws Exception {
                 String exchange = rabbit.name(hint + "-x");
                 String queue = rabbit.name(hint + "-q");
-                try (com.rabbitmq.client.Connection c = rabbit.newConnection()) {
-                    Queues.declare(c, exchange, queue);
-                }
-                queues.put(exchange, queue);
+                com.rabbitmq.client.Connection c = rabbit.newConnection();
+                Queues.declare(c, exchange, queue);
+                // consumed as it arrives, so each record carries its arrival time for a failure's report
+                List<OrderOracle.Received> out = java.util.Collections.synchronizedList(new ArrayList<>());
+                Channel ch = c.createChannel();
+                ch.basicConsume(queue, true, (tag, d) -> {
+                    Object k = d.getProperties().getHeaders() == null ? null
+                            : d.getProperties().getHeaders().get(RabbitPublisher.IDEMPOTENCY_HEADER);
+                    synchronized (out) {
+                        out.add(new OrderOracle.Received(out.size(), k == null ? null : k.toString(),
+                                new String(d.getBody(), StandardCharsets.UTF_8), log.now(), "#" + out.size()));
+                    }
+                }, tag -> { });
+                consumers.put(exchange, new Object[] {c, queue, out});
                 return exchange;
             }
 
             @Override
             public List<OrderOracle.Received> readAll(String exchange, java.util.Set<String> expected, OrderLog log)
                     throws Exception {
-                List<OrderOracle.Received> out = new ArrayList<>();
-                java.util.Set<String> seen = new java.util.HashSet<>();
-                try (com.rabbitmq.client.Connection c = rabbit.newConnection(); Channel ch = c.createChannel()) {
-                    try {
-                        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
-                            GetResponse g;
-                            while ((g = ch.basicGet(queues.get(exchange), true)) != null) {
-                                Object k = g.getProps().getHeaders() == null ? null
-                                        : g.getProps().getHeaders().get(RabbitPublisher.IDEMPOTENCY_HEADER);
-                                String key = k == null ? null : k.toString();
-                                seen.add(key);
-                                out.add(new OrderOracle.Received(out.size(), key,
-                                        new String(g.getBody(), StandardCharsets.UTF_8), -1, "#" + out.size()));
-                            }
-                            return seen.containsAll(expected);
-                        });
-                    } catch (org.awaitility.core.ConditionTimeoutException e) {
-                        // the oracle names what is missing
-                    }
+                Object[] consumer = consumers.remove(exchange);
+                com.rabbitmq.client.Connection c = (com.rabbitmq.client.Connection) consumer[0];
+                @SuppressWarnings("unchecked")
+                List<OrderOracle.Received> out = (List<OrderOracle.Received>) consumer[2];
+                int[] last = {-1};
+                try (c; Channel ch = c.createChannel()) {
+                    // every committed record seen, the queue empty and nothing new for a few polls
+                    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
+                        java.util.Set<String> seen = new java.util.HashSet<>();
+                        int size;
+                        synchronized (out) {
+                            out.forEach(r -> seen.add(r.stepKey()));
+                            size = out.size();
+                        }
+                        boolean settled = size == last[0] && seen.containsAll(expected)
+                                && ch.queueDeclarePassive((String) consumer[1]).getMessageCount() == 0;
+                        last[0] = size;
+                        return settled;
+                    });
+                } catch (org.awaitility.core.ConditionTimeoutException e) {
+                    // the oracle names what is missing
                 }
-                return out;
+                synchronized (out) {
+                    return List.copyOf(out);
+                }
             }
 
             @Override
