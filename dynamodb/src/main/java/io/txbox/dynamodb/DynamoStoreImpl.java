@@ -1,5 +1,6 @@
 package io.txbox.dynamodb;
 
+import io.txbox.internal.StoredHeaders;
 import static io.txbox.dynamodb.Items.ATTEMPTS;
 import static io.txbox.dynamodb.Items.COMPLETED;
 import static io.txbox.dynamodb.Items.CONSUMER;
@@ -175,7 +176,7 @@ final class DynamoStoreImpl implements DynamoStore {
                 AttributeValue rs = item.get(RESULT_STATUS);
                 Integer resultStatus = rs == null ? null : Integer.valueOf(rs.n());
                 return Claim.of(consumer, key, tenant, Claim.Status.DUPLICATE, attempts, null,
-                        Items.bytes(item, RESULT), resultStatus, Items.decodeHeaders(Items.bytes(item, HEADERS)), null);
+                        Items.bytes(item, RESULT), resultStatus, StoredHeaders.decode(Items.bytes(item, HEADERS)), null);
             }
             case DEAD: {
                 String reason = Items.string(item, ERROR);
@@ -262,7 +263,7 @@ final class DynamoStoreImpl implements DynamoStore {
             throw new InvalidInputException("result for key " + Texts.quote(claim.key()) + " is " + result.length
                     + " bytes, more than maxResultBytes " + maxResultBytes);
         }
-        byte[] encoded = Items.encodeHeaders(headers);
+        byte[] encoded = StoredHeaders.encode(headers);
         long size = Items.completedSize(pk, consumer, claim.key(), claim.tenant(), 64,
                 result == null ? 0 : result.length, encoded.length);
         if (size > MAX_ITEM_BYTES) {

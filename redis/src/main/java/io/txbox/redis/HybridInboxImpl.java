@@ -1,5 +1,6 @@
 package io.txbox.redis;
 
+import io.txbox.internal.StoredHeaders;
 import static io.txbox.redis.Keys.bytes;
 import static io.txbox.redis.Keys.number;
 import static io.txbox.redis.Keys.text;
@@ -231,7 +232,7 @@ final class HybridInboxImpl implements HybridInbox {
         byte[] result = number(r.get(2)) == 1 ? bytes(r.get(3)) : null;
         String rs = text(r.get(4));
         return new Front(Front.Kind.HIT, key, fp, result, rs.isEmpty() ? null : Integer.valueOf(rs),
-                Keys.decodeHeaders(bytes(r.get(5))), (int) number(r.get(6)));
+                StoredHeaders.decode(bytes(r.get(5))), (int) number(r.get(6)));
     }
 
     private static String local(byte[] key) {
@@ -251,7 +252,7 @@ final class HybridInboxImpl implements HybridInbox {
         }
         tidy(what, key, STORE, fp == null ? new byte[0] : fp, cacheTtlArg, utf8(result == null ? "0" : "1"),
                 result == null ? new byte[0] : result, utf8(resultStatus == null ? "" : resultStatus.toString()),
-                Keys.encodeHeaders(headers), utf8(Integer.toString(attempts)), utf8(fp == null ? "1" : "0"));
+                StoredHeaders.encode(headers), utf8(Integer.toString(attempts)), utf8(fp == null ? "1" : "0"));
     }
 
     private void unmark(byte[] key, String what) {

@@ -1,5 +1,6 @@
 package io.txbox.redis;
 
+import io.txbox.internal.StoredHeaders;
 import static io.txbox.redis.Keys.bytes;
 import static io.txbox.redis.Keys.number;
 import static io.txbox.redis.Keys.text;
@@ -95,7 +96,7 @@ final class RedisStoreImpl implements RedisStore {
                 String rs = text(r.get(4));
                 Integer resultStatus = rs.isEmpty() ? null : Integer.valueOf(rs);
                 return Claim.of(consumer, k, tenant, Claim.Status.DUPLICATE, (int) number(r.get(1)), null, result,
-                        resultStatus, Keys.decodeHeaders(bytes(r.get(5))), null);
+                        resultStatus, StoredHeaders.decode(bytes(r.get(5))), null);
             }
             case "D": {
                 String reason = text(r.get(2));
@@ -131,7 +132,7 @@ final class RedisStoreImpl implements RedisStore {
         }
         List<Object> r = call("complete", claim.key(), () -> link.run(StoreScripts.COMPLETE, new byte[][] {key},
                 token(claim), retentionArg, utf8(result == null ? "0" : "1"), result == null ? new byte[0] : result,
-                utf8(resultStatus == null ? "" : resultStatus.toString()), Keys.encodeHeaders(headers)));
+                utf8(resultStatus == null ? "" : resultStatus.toString()), StoredHeaders.encode(headers)));
         if (number(r.get(0)) == 0) {
             throw leaseLost(claim);
         }

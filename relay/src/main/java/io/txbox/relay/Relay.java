@@ -59,8 +59,10 @@ import org.jspecify.annotations.Nullable;
  * pauses of a worker, restarts, lane takeovers, broker outages and retries:
  * <ul>
  *   <li>Rows of one key are claimed in id order by one worker at a time. A claim that sees T2's
- *       row sees T1's too (it committed before T2 began), and a batch transaction's later claims
- *       take only rows that were due when its first claim ran.</li>
+ *       row sees T1's too (it committed before T2 began). A batch transaction's later claims take
+ *       only rows that were due when its first claim ran, and none once a row committed below the
+ *       rows it claimed: that row's transaction may hold a later row of its key above them. Rows of
+ *       one key sent in one transaction go out in id order as well.</li>
  *   <li>A failed row blocks its lane until its retry is due, so no later row of its key
  *       overtakes it in a later batch. One exception, from the broker: rows of the key that were
  *       already on the wire in the same batch when the broker refused the row asynchronously can

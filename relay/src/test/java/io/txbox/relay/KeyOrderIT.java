@@ -231,4 +231,34 @@ class KeyOrderIT {
             assertThat(order.violations()).as(values.toString()).isEmpty();
         }
     }
+
+    /**
+     * One transaction sends K twice, around another transaction's row X; it commits while the
+     * relay's batch is sending X, and the same relay transaction's chained claim runs after: the
+     * second row is above the batch, the first below it.
+     */
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void chainedClaim_transactionCommittedAcrossTheBatch_itsRowsKeepTheirOrder(TestDatabase database) throws Exception {
+        Db db = DB.get(database.kind());
+        String topic = topic("across");
+        try (Gate gate = new Gate("X:step");
+                Relay relay = relay(db, gate, "across", topic, new AtomicLong()).build();
+                Consumed consumed = new Consumed(KAFKA.bootstrapServers(), topic);
+                Connection t = db.ds.getConnection()) {
+            t.setAutoCommit(false);
+            db.outbox.send(t, Db.message("K1", "across", "K", "K:1"));
+            db.send(Db.message("X", "across", "x", "X:1"));
+            db.outbox.send(t, Db.message("K2", "across", "K", "K:2"));
+            relay.start();
+            gate.awaitReached();
+            t.commit();
+            gate.release.countDown();
+            consumed.awaitStepKeys(3, Duration.ofSeconds(30));
+            List<String> values = consumed.records.stream().map(Consumed::value).toList();
+            KeyOrder order = keyOrder(consumed);
+            assertThat(order.distinct()).isEqualTo(2);
+            assertThat(order.violations()).as(values.toString()).isEmpty();
+        }
+    }
 }

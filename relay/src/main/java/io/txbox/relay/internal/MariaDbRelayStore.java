@@ -56,8 +56,6 @@ final class MariaDbRelayStore implements RelayStore {
     /** MariaDB / MySQL ER_NO_SUCH_TABLE. */
     private static final int NO_SUCH_TABLE = 1146;
     private static final String NOW = "CURRENT_TIMESTAMP(6)";
-    /** The due time of a claim above the floor, which is not chained: the statement's own time alone decides. */
-    private static final BigDecimal DUE_NOW = BigDecimal.valueOf(253_402_300_799L);
     /** A JSON array parameter of numbers, as a one-column table {@code j(v)} of {@code type}. */
     private static final String IDS = "(SELECT j.v FROM JSON_TABLE(?, '$[*]' COLUMNS (v %s PATH '$')) AS j)";
 
@@ -80,6 +78,8 @@ final class MariaDbRelayStore implements RelayStore {
     private final String claimSkipping;
     private final String claimAfter;
     private final String claimAfterSkipping;
+    private final String claimChained;
+    private final String claimChainedSkipping;
     private final String delete;
     private final String retry;
     private final String block;
@@ -134,13 +134,22 @@ final class MariaDbRelayStore implements RelayStore {
                 + ") FROM " + o + " WHERE lane IN " + lanesParam + " AND available_at <= " + NOW;
         // only while a destination waits for its target: its rows stay unclaimed, in order
         String skipping = " AND NOT JSON_CONTAINS(?, JSON_QUOTE(destination))";
-        String after = " AND id > ? AND UNIX_TIMESTAMP(available_at) <= ?";
+        String after = " AND id > ?";
+        // a chained claim (RelayStore.claimAfter): due by the first claim's time, and only while
+        // no row committed between the first claim's start and the last id claimed
+        String chained = after + " AND UNIX_TIMESTAMP(available_at) <= ?";
+        String late = "SELECT count(*) FROM " + o + " g WHERE g.lane IN " + lanesParam;
+        String lateTail = " AND UNIX_TIMESTAMP(g.available_at) <= ? AND g.id > ? AND g.id <= ?";
+        String noLateRow = " AND (" + late + lateTail + ") = ?";
+        String noLateRowSkipping = " AND (" + late + " AND NOT JSON_CONTAINS(?, JSON_QUOTE(g.destination))" + lateTail + ") = ?";
         // no row locks, as PostgresRelayStore's claim: the locked lanes with their fences make the worker the only claimant
         String tail = " ORDER BY id LIMIT ?";
         claim = claimed + tail;
         claimSkipping = claimed + skipping + tail;
         claimAfter = claimed + after + tail;
         claimAfterSkipping = claimed + skipping + after + tail;
+        claimChained = claimed + chained + noLateRow + tail;
+        claimChainedSkipping = claimed + skipping + chained + noLateRowSkipping + tail;
 
         delete = "DELETE FROM " + o + " WHERE id = ?";
         retry = "UPDATE " + o + " SET attempts = attempts + ?, last_error = ?, available_at = " + NOW
@@ -373,8 +382,8 @@ final class MariaDbRelayStore implements RelayStore {
 
     @Override
     public Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId,
-            @Nullable Claimed first) throws SQLException {
-        return claim(c, lanes, limit, skipDestinations, afterId, first == null ? null : first.dueBy());
+            @Nullable Chain chain) throws SQLException {
+        return claim(c, lanes, limit, skipDestinations, afterId, chain);
     }
 
     /** Without {@code PROCESS} no session sees the others' transactions, so the claim floor stays at the lowest id. */
@@ -383,24 +392,39 @@ final class MariaDbRelayStore implements RelayStore {
         return null;
     }
 
-    /** {@link #claim}, restricted to ids above {@code afterId} and rows due by {@code dueBy} unless it is negative. */
+    /** {@link #claim}, restricted to ids above {@code afterId} unless it is negative, and guarded as {@code chain} says. */
     private Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId,
-            @Nullable BigDecimal dueBy) throws SQLException {
+            @Nullable Chain chain) throws SQLException {
         List<PublishRecord> rows = new ArrayList<>(Math.min(limit, 1024));
         short[] rowLanes = new short[limit];
         boolean skip = !skipDestinations.isEmpty();
         boolean after = afterId >= 0;
         BigDecimal statementTime = null;
-        String sql = after ? (skip ? claimAfterSkipping : claimAfter) : (skip ? claimSkipping : claim);
+        boolean chained = after && chain != null && chain.dueBy() != null;
+        String sql = !after ? (skip ? claimSkipping : claim)
+                : chained ? (skip ? claimChainedSkipping : claimChained)
+                : (skip ? claimAfterSkipping : claimAfter);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
+            String laneJson = json(lanes);
+            String skipJson = skip ? JsonStrings.encode(skipDestinations) : null;
             int i = 1;
-            ps.setString(i++, json(lanes));
+            ps.setString(i++, laneJson);
             if (skip) {
-                ps.setString(i++, JsonStrings.encode(skipDestinations));
+                ps.setString(i++, skipJson);
             }
             if (after) {
                 ps.setLong(i++, afterId);
-                ps.setBigDecimal(i++, dueBy == null ? DUE_NOW : dueBy);
+            }
+            if (chained) {
+                ps.setBigDecimal(i++, chain.dueBy());
+                ps.setString(i++, laneJson);
+                if (skip) {
+                    ps.setString(i++, skipJson);
+                }
+                ps.setBigDecimal(i++, chain.dueBy());
+                ps.setLong(i++, chain.from());
+                ps.setLong(i++, afterId);
+                ps.setInt(i++, chain.holding());
             }
             ps.setInt(i, limit);
             try (ResultSet rs = ps.executeQuery()) {

@@ -83,6 +83,8 @@ final class PostgresRelayStore implements RelayStore {
     private final String claimSkipping;
     private final String claimAfter;
     private final String claimAfterSkipping;
+    private final String claimChained;
+    private final String claimChainedSkipping;
     private final String delete;
     private final String retry;
     private final String block;
@@ -144,6 +146,8 @@ final class PostgresRelayStore implements RelayStore {
         Condition after = O.ID.gt(param(SQLDataType.BIGINT));
         claimAfter = claimQuery(r, DSL.noCondition(), after);
         claimAfterSkipping = claimQuery(r, skipping, after);
+        claimChained = claimQuery(r, DSL.noCondition(), after.and(noLateRow(r, false)));
+        claimChainedSkipping = claimQuery(r, skipping, after.and(noLateRow(r, true)));
         delete = sql(r.deleteFrom(O).where(O.ID.eq(DSL.any(param(SQLDataType.BIGINT.array())))));
 
         Table<?> f = unnest("f", List.of("id", "error", "delay_ms", "extra"), SQLDataType.BIGINT, SQLDataType.VARCHAR,
@@ -186,6 +190,23 @@ final class PostgresRelayStore implements RelayStore {
                 .and(after)
                 .orderBy(O.ID)
                 .limit(param(SQLDataType.INTEGER)));
+    }
+
+    /**
+     * A chained claim's guard ({@link RelayStore#claimAfter}): the due rows of the lanes between
+     * the transaction's first claim and the last id it claimed are exactly the ones it holds.
+     * Uncorrelated, so it runs once per claim.
+     */
+    private static Condition noLateRow(DSLContext r, boolean skipping) {
+        TxboxOutbox g = O.as("g");
+        Condition skip = skipping ? g.DESTINATION.ne(DSL.all(param(SQLDataType.VARCHAR.array()))) : DSL.noCondition();
+        return DSL.field(r.selectCount().from(g)
+                        .where(g.LANE.eq(DSL.any(param(SQLDataType.SMALLINT.array()))))
+                        .and(g.AVAILABLE_AT.le(NOW))
+                        .and(skip)
+                        .and(g.ID.gt(param(SQLDataType.BIGINT)))
+                        .and(g.ID.le(param(SQLDataType.BIGINT))))
+                .eq(param(SQLDataType.INTEGER));
     }
 
     /**
@@ -341,14 +362,14 @@ final class PostgresRelayStore implements RelayStore {
 
     @Override
     public Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException {
-        return claim(c, lanes, limit, skipDestinations, null);
+        return claim(c, lanes, limit, skipDestinations, null, null);
     }
 
-    /** {@code first} is not needed: a transaction's current time stands still, so its claims share one due time. */
+    /** A transaction's current time stands still here, so its claims share one due time without {@link Chain#dueBy}. */
     @Override
     public Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId,
-            @Nullable Claimed first) throws SQLException {
-        return claim(c, lanes, limit, skipDestinations, afterId);
+            @Nullable Chain chain) throws SQLException {
+        return claim(c, lanes, limit, skipDestinations, afterId, chain);
     }
 
     @Override
@@ -362,21 +383,34 @@ final class PostgresRelayStore implements RelayStore {
         return writers;
     }
 
-    private Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, @Nullable Long afterId)
-            throws SQLException {
+    private Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, @Nullable Long afterId,
+            @Nullable Chain chain) throws SQLException {
         List<PublishRecord> rows = new ArrayList<>(limit);
         short[] rowLanes = new short[limit];
         boolean skip = !skipDestinations.isEmpty();
-        String sql = afterId == null ? (skip ? claimSkipping : claim) : (skip ? claimAfterSkipping : claimAfter);
+        String sql = afterId == null ? (skip ? claimSkipping : claim)
+                : chain == null ? (skip ? claimAfterSkipping : claimAfter)
+                : (skip ? claimChainedSkipping : claimChained);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             BinaryRows.request(ps);
+            Array laneArray = c.createArrayOf("int2", lanes.toArray());
+            Array skipArray = skip ? c.createArrayOf("varchar", skipDestinations.toArray()) : null;
             int i = 1;
-            ps.setArray(i++, c.createArrayOf("int2", lanes.toArray()));
+            ps.setArray(i++, laneArray);
             if (skip) {
-                ps.setArray(i++, c.createArrayOf("varchar", skipDestinations.toArray()));
+                ps.setArray(i++, skipArray);
             }
             if (afterId != null) {
                 ps.setLong(i++, afterId);
+            }
+            if (chain != null) {
+                ps.setArray(i++, laneArray);
+                if (skip) {
+                    ps.setArray(i++, skipArray);
+                }
+                ps.setLong(i++, chain.from());
+                ps.setLong(i++, afterId);
+                ps.setInt(i++, chain.holding());
             }
             ps.setInt(i, limit);
             try (ResultSet rs = ps.executeQuery()) {

@@ -87,16 +87,25 @@ interface RelayStore {
     Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException;
 
     /**
-     * {@link #claim} restricted to ids above {@code afterId}: the next batch of a transaction that
-     * already holds the claimed rows up to that id ({@code first}, that transaction's first claim),
-     * so it can be claimed while they are still being published, or a claim above the worker's
-     * {@link ClaimFloor} ({@code first} null). A chained claim takes only rows that were due when
-     * {@code first} ran: a row whose transaction began after it may belong to a key with a row
-     * below {@code afterId} that committed meanwhile, and must wait for the next transaction's
-     * claim from below.
+     * {@link #claim} restricted to ids above {@code afterId}: a claim above the worker's {@link
+     * ClaimFloor} ({@code chain} null), or the next batch of a transaction that already holds the
+     * claimed rows up to that id, so it can be claimed while they are still being published.
+     *
+     * <p>A chained claim takes only rows due when the transaction's first claim ran ({@link
+     * Chain#dueBy}, where the database's clock moves within a transaction), and only while the
+     * outbox holds no due row between {@link Chain#from} and {@code afterId} but the transaction's
+     * own {@link Chain#holding} unsettled rows. A row found there committed after the first claim,
+     * and its transaction may have a later row of the same key above {@code afterId}: the chained
+     * claim then returns no row, and the next transaction claims from below.
      */
     Claimed claimAfter(Connection c, List<Short> lanes, int limit, List<String> skipDestinations, long afterId,
-            @Nullable Claimed first) throws SQLException;
+            @Nullable Chain chain) throws SQLException;
+
+    /**
+     * A batch transaction's claims so far: its first claim started above {@code from} and ran at
+     * {@code dueBy} (see {@link Claimed#dueBy}); {@code holding} of its rows are still in the outbox.
+     */
+    record Chain(long from, int holding, @Nullable BigDecimal dueBy) {}
 
     /**
      * Claimed rows and the lane of each; {@code dueBy} is the database time the rows were due by,

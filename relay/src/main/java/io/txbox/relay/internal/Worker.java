@@ -129,10 +129,17 @@ final class Worker implements Runnable {
         }
         long started = ticker.getAsLong();
         List<Short> open;
-        RelayStore.Claimed claimed;
+        RelayStore.Claimed claimed = null;
+        long from = 0;
         try {
             open = lanes.lock(c);
-            claimed = open.isEmpty() ? null : claim(c, open, started);
+            if (!open.isEmpty()) {
+                List<String> paused = engine.waits().paused();
+                from = floor.claimAbove(open, !paused.isEmpty(), started);
+                claimed = from == 0
+                        ? store.claim(c, open, settings.batchSize(), paused)
+                        : store.claimAfter(c, open, settings.batchSize(), paused, from, null);
+            }
             if (claimed == null || claimed.rows().isEmpty()) {
                 c.commit();
             }
@@ -159,7 +166,8 @@ final class Worker implements Runnable {
             while (true) {
                 long claimedAt = ticker.getAsLong();
                 RelayStore.Claimed next = settled.size() + 1 < MAX_CHAINED_BATCHES && chainable()
-                        ? store.claimAfter(c, open, settings.batchSize(), engine.waits().paused(), lastId(current), claimed)
+                        ? store.claimAfter(c, open, settings.batchSize(), engine.waits().paused(), lastId(current),
+                                new RelayStore.Chain(from, current.rows().size(), claimed.dueBy()))
                         : null;
                 BatchPublisher.Result result = publisher.await(sent);
                 unconfirmed = null;
@@ -219,15 +227,6 @@ final class Worker implements Runnable {
             rollbackQuietly(c);
             throw e;
         }
-    }
-
-    /** The transaction's first claim: above the worker's {@link ClaimFloor}, or from the lowest id. */
-    private RelayStore.Claimed claim(Connection c, List<Short> open, long now) throws SQLException {
-        List<String> paused = engine.waits().paused();
-        long above = floor.claimAbove(open, !paused.isEmpty(), now);
-        return above == 0
-                ? store.claim(c, open, settings.batchSize(), paused)
-                : store.claimAfter(c, open, settings.batchSize(), paused, above, null);
     }
 
     /**
