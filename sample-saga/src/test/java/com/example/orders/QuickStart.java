@@ -1,0 +1,48 @@
+package com.example.orders;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import com.rabbitmq.client.ConnectionFactory;
+import io.txbox.TxboxTables;
+import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.Inbox;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.outbox.Outbox;
+import io.txbox.outbox.OutboxMessage;
+import io.txbox.outbox.StepKey;
+import io.txbox.relay.Relay;
+import io.txbox.relay.rabbitmq.RabbitPublisher;
+import java.sql.PreparedStatement;
+import javax.sql.DataSource;
+
+public final class QuickStart {
+    public static Relay start(DataSource dataSource, String schema, String amqpUri) throws Exception {
+        TxboxTables tables = new TxboxTables(schema, "txbox_");
+        TxboxMigrations.migrate(dataSource, tables);                       // creates the txbox tables; a no-op after
+        Inbox inbox = Inbox.builder("orders").tables(tables).build();
+        Outbox outbox = Outbox.builder().tables(tables).build();
+
+        // One transaction: the inbox entry, your business write and the message for the next step.
+        inbox.process(dataSource, InboundMessage.of("order-1001", "A7".getBytes(UTF_8)), (tx, order) -> {
+            try (PreparedStatement insert = tx.prepareStatement("INSERT INTO orders (id, sku) VALUES (?, ?)")) {
+                insert.setString(1, order.key());
+                insert.setString(2, new String(order.payload(), UTF_8));
+                insert.executeUpdate();
+            }
+            outbox.send(tx, OutboxMessage.builder(StepKey.of(order.key(), "ship"), "shipping")  // order-1001:ship
+                    .routingKey(order.key()).payload("{\"sku\":\"A7\"}").build());
+            return null;                                                   // nothing to replay to duplicates
+        });
+
+        ConnectionFactory rabbit = new ConnectionFactory();
+        rabbit.setUri(amqpUri);
+        try (var connection = rabbit.newConnection(); var channel = connection.createChannel()) {
+            channel.exchangeDeclare("shipping", "topic", true);            // the relay never declares exchanges
+        }
+        Relay relay = Relay.builder().dataSource(dataSource).tables(tables)
+                .route("shipping", RabbitPublisher.builder().uri(amqpUri).build().exchange("shipping"))
+                .build();
+        relay.start();                                                     // publishes committed rows until close()
+        return relay;
+    }
+}
