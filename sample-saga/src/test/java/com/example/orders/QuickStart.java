@@ -1,7 +1,5 @@
 package com.example.orders;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
-
 import com.rabbitmq.client.ConnectionFactory;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.InboundMessage;
@@ -12,7 +10,6 @@ import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.relay.Relay;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
-import java.sql.PreparedStatement;
 import javax.sql.DataSource;
 
 public final class QuickStart {
@@ -21,12 +18,10 @@ public final class QuickStart {
         TxboxMigrations.migrate(dataSource, tables);                       // creates the txbox tables; a no-op after
         Inbox inbox = Inbox.builder("orders").tables(tables).build();
         Outbox outbox = Outbox.builder().tables(tables).build();
-
         // One transaction: the inbox entry, your business write and the message for the next step.
-        inbox.process(dataSource, InboundMessage.of("order-1001", "A7".getBytes(UTF_8)), (tx, order) -> {
-            try (PreparedStatement insert = tx.prepareStatement("INSERT INTO orders (id, sku) VALUES (?, ?)")) {
+        inbox.process(dataSource, InboundMessage.of("order-1001", new byte[0]), (tx, order) -> {
+            try (var insert = tx.prepareStatement("INSERT INTO orders (id) VALUES (?)")) {
                 insert.setString(1, order.key());
-                insert.setString(2, new String(order.payload(), UTF_8));
                 insert.executeUpdate();
             }
             outbox.send(tx, OutboxMessage.builder(StepKey.of(order.key(), "ship"), "shipping")  // order-1001:ship
@@ -40,8 +35,7 @@ public final class QuickStart {
             channel.exchangeDeclare("shipping", "topic", true);            // the relay never declares exchanges
         }
         Relay relay = Relay.builder().dataSource(dataSource).tables(tables)
-                .route("shipping", RabbitPublisher.builder().uri(amqpUri).build().exchange("shipping"))
-                .build();
+                .route("shipping", RabbitPublisher.builder().uri(amqpUri).build().exchange("shipping")).build();
         relay.start();                                                     // publishes committed rows until close()
         return relay;
     }

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The code blocks of the project's Markdown (README.md, DEPLOY.md files and every module's
- * README.md) are checked, so the docs cannot drift from the code:
+ * The code blocks of the project's Markdown (README.md, the guides under docs/, DEPLOY.md files
+ * and every module's README.md) are checked, so the docs cannot drift from the code:
  *
  * <ul>
  *   <li>every {@code ```properties} block loads as a Java properties file with no value
@@ -41,15 +41,18 @@ import org.junit.jupiter.api.io.TempDir;
  *       {@code # note} part of the value), and where it holds {@code txbox.*} keys, the standalone
  *       relay's {@link RelayConfig} accepts it as it stands (and with its destinations, as {@code
  *       run} needs them);
- *   <li>every {@code ```java} block compiles against all modules.
+ *   <li>every {@code ```java} block compiles against all modules, and names the import of every
+ *       txbox type it uses, in the block or in its {@code given} comment: a reader who copies it
+ *       must not have to guess a package.
  * </ul>
  *
  * <p>Java blocks are fragments, compiled by this convention:
  *
  * <ul>
  *   <li>The block is the body of a method {@code void snippet() throws Exception} in an abstract
- *       class that star-imports every public txbox package, {@code java.sql}, {@code java.time},
- *       {@code java.util}, {@code javax.sql} and JUnit's extension API.
+ *       class that star-imports {@code java.sql}, {@code java.time}, {@code java.util}, {@code
+ *       javax.sql} and JUnit's extension API, and no txbox package.
+ *   <li>Leading {@code import} lines are the class's imports.
  *   <li>Leading lines that start with {@code @} or {@code static} are class members (for example
  *       {@code @RegisterExtension static final TestPostgres PG = ...;}).
  *   <li>{@code ...} stands for elided code: a line of its own, {@code { ... }} and {@code (...)}
@@ -75,11 +78,11 @@ class DocSnippetsTest {
     static final String COPY_OF = "copy of:";
     /** Marks a properties block that is a Spring Boot application's configuration, not the relay's. */
     static final String APPLICATION_PROPERTIES = "application.properties";
-    static final List<String> IMPORTS = List.of("io.txbox", "io.txbox.migrations", "io.txbox.outbox", "io.txbox.inbox",
-            "io.txbox.inbox.consumer", "io.txbox.inbox.http", "io.txbox.inbox.kafka", "io.txbox.inbox.rabbitmq",
-            "io.txbox.inbox.micrometer", "io.txbox.relay", "io.txbox.relay.kafka", "io.txbox.relay.rabbitmq",
-            "io.txbox.relay.micrometer", "io.txbox.jooq", "io.txbox.redis", "io.txbox.testkit", "java.sql", "java.time", "java.util", "javax.sql",
-            "org.junit.jupiter.api.extension");
+    static final List<String> IMPORTS = List.of("java.sql", "java.time", "java.util", "javax.sql", "org.junit.jupiter.api.extension");
+    /** A public top-level type of a module's main sources. */
+    static final Pattern PUBLIC_TYPE = Pattern.compile(
+            "(?m)^public\\s+(?:(?:final|abstract|sealed|non-sealed|static)\\s+)*(?:class|interface|record|enum|@interface)\\s+(\\w+)");
+    static final Pattern PACKAGE = Pattern.compile("(?m)^package\\s+([\\w.]+)\\s*;");
 
     /** One fenced block: where it is, its language, its text, and the given comment before it. */
     record Block(Path file, int line, String lang, String text, String given) {
@@ -106,6 +109,9 @@ class DocSnippetsTest {
         }
         if (Files.isRegularFile(ROOT.resolve("DEPLOY.md"))) {
             files.add(ROOT.resolve("DEPLOY.md"));
+        }
+        try (Stream<Path> guides = Files.list(ROOT.resolve("docs"))) {
+            guides.filter(g -> g.getFileName().toString().endsWith(".md")).sorted().forEach(files::add);
         }
         return files;
     }
@@ -144,7 +150,8 @@ class DocSnippetsTest {
 
     @Test
     void docs_areFound() throws IOException {
-        assertThat(docs()).contains(ROOT.resolve("README.md"), ROOT.resolve("relay-standalone/DEPLOY.md"), ROOT.resolve("inbox/README.md"));
+        assertThat(docs()).contains(ROOT.resolve("README.md"), ROOT.resolve("relay-standalone/DEPLOY.md"), ROOT.resolve("inbox/README.md"),
+                ROOT.resolve("docs/getting-started.md"), ROOT.resolve("docs/guarantees.md"));
         assertThat(blocks("properties")).hasSizeGreaterThanOrEqualTo(2);
         assertThat(blocks("java")).hasSizeGreaterThanOrEqualTo(10);
     }
@@ -199,6 +206,61 @@ class DocSnippetsTest {
     }
 
     @TestFactory
+    Stream<DynamicTest> javaBlock_importsEveryTxboxTypeItUses() throws IOException {
+        Map<String, List<String>> types = txboxTypes();
+        assertThat(types).containsKeys("TxboxMigrations", "StepKey", "RabbitPublisher", "TestPostgres");
+        return blocks("java").stream().map(b -> DynamicTest.dynamicTest(b.where(), () -> {
+            String code = b.given().startsWith(COPY_OF) ? b.text() : b.given() + "\n" + b.text();
+            assertThat(missingImports(code, types)).as("%s uses txbox types without importing them (in the block, or in its given"
+                    + " comment); add", b.where()).isEmpty();
+        }));
+    }
+
+    /** The public txbox types by simple name, each with the packages that have one of that name. */
+    static Map<String, List<String>> txboxTypes() throws IOException {
+        Map<String, List<String>> types = new LinkedHashMap<>();
+        try (Stream<Path> all = Files.walk(ROOT)) {
+            for (Path f : all.filter(p -> p.toString().endsWith(".java") && p.toString().contains("/src/main/java/io/txbox/")
+                    && !p.toString().contains("/internal/") && !p.toString().contains("/target/")).toList()) {
+                String src = Files.readString(f, StandardCharsets.UTF_8);
+                Matcher pkg = PACKAGE.matcher(src);
+                Matcher type = PUBLIC_TYPE.matcher(src);
+                if (pkg.find() && type.find()) {
+                    types.computeIfAbsent(type.group(1), k -> new ArrayList<>()).add(pkg.group(1));
+                }
+            }
+        }
+        return types;
+    }
+
+    /** The imports {@code code} lacks for the txbox types it names, as {@code import} lines. */
+    static List<String> missingImports(String code, Map<String, List<String>> types) {
+        String stripped = code.replaceAll("\"(?:\\\\.|[^\"\\\\])*\"", "\"\"").replaceAll("//[^\\n]*", "")
+                .replaceAll("(?s)/\\*.*?\\*/", "");
+        Matcher imported = IMPORT.matcher(stripped);
+        List<String> imports = new ArrayList<>();
+        while (imported.find()) {
+            imports.add(imported.group().replaceAll("import\\s+(static\\s+)?|\\s*;", ""));
+        }
+        String body = IMPORT.matcher(stripped).replaceAll("");
+        List<String> missing = new ArrayList<>();
+        Matcher word = Pattern.compile("(?<![\\w.@])([A-Z]\\w*)\\b").matcher(body);
+        while (word.find()) {
+            String name = word.group(1);
+            List<String> packages = types.get(name);
+            if (packages == null || Pattern.compile("(?:class|interface|record|enum)\\s+" + name + "\\b").matcher(body).find()) {
+                continue;
+            }
+            boolean found = packages.stream().anyMatch(p -> imports.contains(p + "." + name) || imports.contains(p + ".*"));
+            String line = "import " + packages.get(0) + "." + name + ";";
+            if (!found && !missing.contains(line)) {
+                missing.add(line);
+            }
+        }
+        return missing;
+    }
+
+    @TestFactory
     Stream<DynamicTest> javaBlockCopy_matchesItsSourceFile() throws IOException {
         return blocks("java").stream().filter(b -> b.given().startsWith(COPY_OF)).map(b -> DynamicTest.dynamicTest(b.where(),
                 () -> {
@@ -218,6 +280,9 @@ class DocSnippetsTest {
         }
         String members = "    " + IMPORT.matcher(b.given()).replaceAll("").strip() + "\n";
         List<String> lines = new ArrayList<>(List.of(elide(b.text()).split("\n", -1)));
+        while (!lines.isEmpty() && (lines.get(0).strip().startsWith("import ") || lines.get(0).isBlank())) {
+            imports.append(lines.remove(0).strip()).append('\n');
+        }
         StringBuilder lifted = new StringBuilder();
         while (!lines.isEmpty() && (lines.get(0).strip().startsWith("@") || lines.get(0).strip().startsWith("static "))) {
             lifted.append("    ").append(lines.remove(0)).append('\n');
