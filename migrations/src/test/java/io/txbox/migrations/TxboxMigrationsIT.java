@@ -106,7 +106,7 @@ class TxboxMigrationsIT {
         }
     }
 
-    /** The README's form: the txbox schema does not exist yet and is listed after the default one. */
+    /** The form docs/getting-started.md shows: the txbox schema does not exist yet and is listed after the default one. */
     @ParameterizedTest
     @ArgumentsSource(TestDatabases.Each.class)
     void ownFlyway_missingSchemaListedAfterDefault_isCreatedByFlyway(TestDatabase db) throws Exception {

@@ -67,7 +67,10 @@ import org.junit.jupiter.api.io.TempDir;
  *       application's configuration: it must load, but is not checked as a relay configuration.
  *   <li>A block that shows a whole class of the project's tests is preceded by {@code <!-- copy
  *       of: path/from/the/root.java -->} instead, and must appear in that file verbatim (that
- *       file is compiled and run by its own module's tests).
+ *       file is compiled and run by its own module's tests). When the block is part of a file
+ *       and leaves the file's imports out, the comment names the txbox ones after the path:
+ *       {@code <!-- copy of: path/X.java; given: import io.txbox.inbox.Outcome; -->}; each must
+ *       be one of the file's imports or name a type of the file's package.
  * </ul>
  */
 class DocSnippetsTest {
@@ -210,7 +213,7 @@ class DocSnippetsTest {
         Map<String, List<String>> types = txboxTypes();
         assertThat(types).containsKeys("TxboxMigrations", "StepKey", "RabbitPublisher", "TestPostgres");
         return blocks("java").stream().map(b -> DynamicTest.dynamicTest(b.where(), () -> {
-            String code = b.given().startsWith(COPY_OF) ? b.text() : b.given() + "\n" + b.text();
+            String code = (b.given().startsWith(COPY_OF) ? copyGiven(b) : b.given()) + "\n" + b.text();
             assertThat(missingImports(code, types)).as("%s uses txbox types without importing them (in the block, or in its given"
                     + " comment); add", b.where()).isEmpty();
         }));
@@ -264,11 +267,34 @@ class DocSnippetsTest {
     Stream<DynamicTest> javaBlockCopy_matchesItsSourceFile() throws IOException {
         return blocks("java").stream().filter(b -> b.given().startsWith(COPY_OF)).map(b -> DynamicTest.dynamicTest(b.where(),
                 () -> {
-                    Path source = ROOT.resolve(b.given().substring(COPY_OF.length()).strip());
+                    Path source = copySource(b);
                     assertThat(source).as("%s names its source", b.where()).isRegularFile();
-                    assertThat(Files.readString(source, StandardCharsets.UTF_8))
-                            .as("%s is a verbatim part of %s", b.where(), ROOT.relativize(source)).contains(b.text());
+                    String file = Files.readString(source, StandardCharsets.UTF_8);
+                    assertThat(file).as("%s is a verbatim part of %s", b.where(), ROOT.relativize(source)).contains(b.text());
+                    Matcher pkg = PACKAGE.matcher(file);
+                    String own = pkg.find() ? pkg.group(1) : "";
+                    Matcher imported = IMPORT.matcher(copyGiven(b));
+                    while (imported.find()) {
+                        String name = imported.group().replaceAll("import\\s+(static\\s+)?|\\s*;", "");
+                        assertThat(file.contains(imported.group()) || name.substring(0, name.lastIndexOf('.')).equals(own))
+                                .as("%s: %s is an import of %s or names a type of its package", b.where(), imported.group(),
+                                        ROOT.relativize(source))
+                                .isTrue();
+                    }
                 }));
+    }
+
+    /** The source file a {@code copy of:} block names. */
+    static Path copySource(Block b) {
+        String rest = b.given().substring(COPY_OF.length());
+        int given = rest.indexOf("given:");
+        return ROOT.resolve((given < 0 ? rest : rest.substring(0, given)).replaceAll("[;\\s]+$", "").strip());
+    }
+
+    /** The imports a {@code copy of:} block declares after its path, or "". */
+    static String copyGiven(Block b) {
+        int given = b.given().indexOf("given:");
+        return given < 0 ? "" : b.given().substring(given + "given:".length());
     }
 
     /** The block wrapped by the convention in the class comment. */

@@ -7,7 +7,7 @@ import io.txbox.outbox.StepKey;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Service;
 
-/** The README's example: one handler writing through JPA, JdbcTemplate and the outbox, exactly once. */
+/** The starter README's example: one handler writing through JPA, JdbcTemplate and the outbox, exactly once. */
 @Service
 public class ShipmentService {
     private final TxboxTemplate txbox;

@@ -221,7 +221,7 @@ public final class KafkaPublisher implements Publisher {
          * transactions (a transaction state log, so at least 3 brokers by default, or {@code
          * transaction.state.log.replication.factor} lowered). Each relay keeps up to one producer
          * per lane it owns (64 at most), and every batch ends with one transaction commit per lane
-         * it touched, run in parallel; see the README for the measured cost. While a relay is
+         * it touched, run in parallel; see docs/operations.md ("Kafka strict fencing") for the measured cost. While a relay is
          * frozen with a transaction open, {@code read_committed} consumers of the partitions it
          * wrote to wait until the lane is taken over (the lane lease) or the transaction times
          * out ({@code transaction.timeout.ms}, default 60 s).
