@@ -32,8 +32,8 @@ import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The code blocks of the project's Markdown (README.md, the guides under docs/, DEPLOY.md files
- * and every module's README.md) are checked, so the docs cannot drift from the code:
+ * The code blocks of every Markdown file of the project (README.md, the guides under docs/, the
+ * modules' README.md and DEPLOY.md files, ...) are checked, so the docs cannot drift from the code:
  *
  * <ul>
  *   <li>every {@code ```properties} block loads as a Java properties file with no value
@@ -98,23 +98,24 @@ class DocSnippetsTest {
         }
     }
 
+    /** Every Markdown file of the project, README.md first; build output and hidden directories left out. */
     static List<Path> docs() throws IOException {
         List<Path> files = new ArrayList<>();
         files.add(ROOT.resolve("README.md"));
-        try (Stream<Path> modules = Files.list(ROOT)) {
-            for (Path m : modules.filter(Files::isDirectory).sorted().toList()) {
-                for (String name : List.of("README.md", "DEPLOY.md")) {
-                    if (Files.isRegularFile(m.resolve(name))) {
-                        files.add(m.resolve(name));
-                    }
-                }
-            }
-        }
-        if (Files.isRegularFile(ROOT.resolve("DEPLOY.md"))) {
-            files.add(ROOT.resolve("DEPLOY.md"));
-        }
-        try (Stream<Path> guides = Files.list(ROOT.resolve("docs"))) {
-            guides.filter(g -> g.getFileName().toString().endsWith(".md")).sorted().forEach(files::add);
+        try (Stream<Path> all = Files.walk(ROOT)) {
+            all.filter(p -> p.getFileName().toString().endsWith(".md") && Files.isRegularFile(p))
+                    .filter(p -> {
+                        for (Path part : ROOT.relativize(p)) {
+                            String name = part.toString();
+                            if (name.equals("target") || name.equals("node_modules") || name.startsWith(".")) {
+                                return false;
+                            }
+                        }
+                        return true;
+                    })
+                    .filter(p -> !p.equals(ROOT.resolve("README.md")))
+                    .sorted()
+                    .forEach(files::add);
         }
         return files;
     }
