@@ -167,6 +167,7 @@ final class SqlTiming {
 
     private static String shorten(String sql) {
         String s = sql.replaceAll("\\s+", " ").replaceAll("\"[a-z0-9_]+\"\\.", "");
-        return s.length() > 110 ? s.substring(0, 110) + "..." : s;
+        // the head names the statement, the tail tells its variants apart (a claim above an id, a chained claim)
+        return s.length() > 150 ? s.substring(0, 70) + " ... " + s.substring(s.length() - 75) : s;
     }
 }
