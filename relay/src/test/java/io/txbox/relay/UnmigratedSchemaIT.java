@@ -62,7 +62,7 @@ class UnmigratedSchemaIT {
     void relay_emptySchema_notReadyWithOneInstructionThenPublishesOnceMigrated() {
         String schema = PG.newSchema("empty");
         TxboxTables tables = TxboxTables.inSchema(schema);
-        String expected = "schema " + schema + " has no txbox tables: run `txbox-relay migrate`";
+        String expected = "schema " + schema + " has no txbox tables: run TxboxMigrations.migrate (or `txbox-relay migrate`) first";
         try (Relay relay = Relay.builder().dataSource(PG.dataSource()).tables(tables).workers(2)
                 .route("d", Route.of(new Confirming(), "t")).pollInterval(Duration.ofMillis(20))
                 .backlogInterval(Duration.ofMillis(100)).build()) {
