@@ -10,6 +10,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
@@ -53,7 +54,7 @@ public final class OutboxMessage {
         this.stepKey = b.stepKey;
         this.destination = b.destination;
         this.routingKey = b.routingKey;
-        this.payload = b.payload;
+        this.payload = Objects.requireNonNull(b.payload);
         this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
         this.contentType = b.contentType;
         this.traceparent = b.traceparent;
@@ -168,7 +169,7 @@ public final class OutboxMessage {
         private final StepKey stepKey;
         private final String destination;
         private @Nullable String routingKey;
-        private byte[] payload = new byte[0];
+        private byte @Nullable [] payload;
         private final Map<String, String> headers = new LinkedHashMap<>();
         private int headerChars;
         private @Nullable String contentType;
@@ -187,7 +188,12 @@ public final class OutboxMessage {
             return this;
         }
 
-        /** The payload bytes (not copied). The outbox's size cap is checked at send time. */
+        /**
+         * The payload bytes (not copied); required: {@link #build()} refuses a message whose
+         * payload was never set, so a forgotten payload never goes out as an empty message. For
+         * an intentionally empty message pass {@code new byte[0]}. The outbox's size cap is
+         * checked at send time.
+         */
         public Builder payload(byte[] payload) {
             if (payload == null) {
                 throw new InvalidInputException("payload is missing (null) for " + stepKey);
@@ -196,7 +202,7 @@ public final class OutboxMessage {
             return this;
         }
 
-        /** The payload as UTF-8 bytes. */
+        /** The payload as UTF-8 bytes; {@code ""} for an intentionally empty message. */
         public Builder payload(String payload) {
             if (payload == null) {
                 throw new InvalidInputException("payload is missing (null) for " + stepKey);
@@ -269,7 +275,16 @@ public final class OutboxMessage {
             return this;
         }
 
+        /**
+         * The message.
+         *
+         * @throws InvalidInputException if {@link #payload(byte[])} was never called
+         */
         public OutboxMessage build() {
+            if (payload == null) {
+                throw new InvalidInputException("payload is not set for " + stepKey + ": call .payload(..) before"
+                        + " build(), with new byte[0] for an intentionally empty message");
+            }
             return new OutboxMessage(this);
         }
 
