@@ -1,8 +1,10 @@
 package io.txbox.relay.cli;
 
+import io.txbox.ConfigException;
 import io.txbox.relay.standalone.Redaction;
 import io.txbox.relay.standalone.RelayConfig;
 import io.txbox.relay.standalone.StandaloneRelay;
+import java.util.List;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,7 +25,8 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     ConfigOptions configOptions;
 
-    @Option(names = "--check", description = "Only validate the configuration, print it (secrets masked) and exit.")
+    @Option(names = "--check", description = "Only validate the configuration (values, JDBC driver, that every"
+            + " configured host name resolves), print it (secrets masked) and exit; connects to nothing.")
     boolean check;
 
     @Spec
@@ -36,6 +39,10 @@ final class RunCommand implements Callable<Integer> {
             log.warn("ignoring environment variables that name no txbox key: {}", config.ignoredEnv());
         }
         if (check) {
+            List<String> unknown = config.unknownHosts();
+            if (!unknown.isEmpty()) {
+                throw new ConfigException("invalid configuration:\n  " + String.join("\n  ", unknown));
+            }
             config.describe().forEach((k, v) -> spec.commandLine().getOut().println(Redaction.scrub(k + "=" + v)));
             spec.commandLine().getOut().println("configuration is valid");
             return TxboxCli.OK;
