@@ -21,6 +21,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The relay adds these headers to every published message, so users may not set them:
  * {@value #IDEMPOTENCY_KEY_HEADER} (the step key), {@value #ORIGINAL_KEY_HEADER},
  * {@value #CONTENT_TYPE_HEADER}, {@value #TRACEPARENT_HEADER} and {@value #TRACESTATE_HEADER}.
+ * A RabbitMQ message carries the step key twice, as {@value #IDEMPOTENCY_KEY_HEADER} and as
+ * {@code x-idempotency-key} (RabbitMQ's conventional name); consumers may read either, and
+ * users may set neither.
  */
 public final class OutboxMessage {
     public static final String IDEMPOTENCY_KEY_HEADER = "idempotency-key";
