@@ -16,9 +16,10 @@ import picocli.CommandLine.Spec;
 
 /** {@code run}: the relay process, until SIGTERM or SIGINT. */
 @Command(name = "run", mixinStandardHelpOptions = true,
-        description = {"Runs the relay: publishes outbox rows to the configured destinations and serves",
-            "/health/live, /health/ready and /metrics on txbox.http.port. Stops gracefully on SIGTERM",
-            "or SIGINT (in-flight batches finish, lanes are released) and then exits with 0."})
+        description = {"Runs the relay: publishes outbox rows to the configured destinations.",
+            "Serves /health/live, /health/ready and /metrics on txbox.http.port.",
+            "Stops gracefully on SIGTERM or SIGINT (in-flight batches finish, lanes are released) and then"
+                + " exits with 0."})
 final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
@@ -31,6 +32,19 @@ class TxboxCliTest {
         Result r = run(Map.of(), args.toArray(String[]::new));
         assertThat(r.code()).isZero();
         assertThat(r.out()).contains("Usage: txbox-relay" + (command.isEmpty() ? "" : " " + command));
+    }
+
+    /** A line ending inside a key (after "txbox." or "txbox.relay.batch-") whose next line goes on with the key. */
+    private static final Pattern SPLIT_KEY = Pattern.compile("(?s).*\\btxbox[a-z0-9.-]*[.-] *\n\\s*[a-z0-9].*");
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "run", "migrate", "status", "dead list", "dead retry", "dead purge", "inbox purge"})
+    void help_everyCommand_wrapsAtWordsWithinTheWidthAndNeverSplitsAKey(String command) {
+        List<String> args = new java.util.ArrayList<>(command.isEmpty() ? List.of() : List.of(command.split(" ")));
+        args.add("--help");
+        String help = run(Map.of(), args.toArray(String[]::new)).out().replace("\r\n", "\n");
+        assertThat(help.lines()).allSatisfy(line -> assertThat(line.length()).as(line).isLessThanOrEqualTo(80));
+        assertThat(help).as(help).doesNotMatch(SPLIT_KEY);
     }
 
     @Test
