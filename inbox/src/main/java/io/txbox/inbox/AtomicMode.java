@@ -5,7 +5,6 @@ import io.txbox.RetryableException;
 import io.txbox.TxboxException;
 import io.txbox.internal.Args;
 import io.txbox.internal.ErrorTexts;
-import io.txbox.internal.SqlErrors;
 import io.txbox.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -74,7 +73,7 @@ final class AtomicMode {
             core.notify(Outcome.Status.KEY_REUSED);
             throw e;
         } catch (SQLException e) {
-            throw SqlErrors.translate(core.what("receive", s), e);
+            throw core.translate(core.what("receive", s), e);
         }
     }
 
@@ -105,7 +104,7 @@ final class AtomicMode {
             core.notify(Outcome.Status.KEY_REUSED);
             throw e;
         } catch (SQLException e) {
-            throw SqlErrors.translate(core.what("receive", scopes.get(0)) + " and " + (scopes.size() - 1)
+            throw core.translate(core.what("receive", scopes.get(0)) + " and " + (scopes.size() - 1)
                     + " more", e);
         }
     }
@@ -124,7 +123,7 @@ final class AtomicMode {
                         + "and store only when it reports FIRST");
             }
         } catch (SQLException e) {
-            throw SqlErrors.translate(core.what("store result", s), e);
+            throw core.translate(core.what("store result", s), e);
         }
     }
 
@@ -196,7 +195,7 @@ final class AtomicMode {
                     core.debug(s, "transaction hit a serialization failure or deadlock; retrying");
                     continue;
                 }
-                throw SqlErrors.translate(core.what("process", s), e);
+                throw core.translate(core.what("process", s), e);
             }
         }
         // The business transaction is closed, so the failure is counted on a fresh connection.

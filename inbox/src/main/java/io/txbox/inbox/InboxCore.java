@@ -2,10 +2,13 @@ package io.txbox.inbox;
 
 import io.txbox.InvalidInputException;
 import io.txbox.Texts;
+import io.txbox.TxboxException;
+import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
 import io.txbox.internal.Connections;
 import io.txbox.internal.KeyLogs;
 import io.txbox.internal.KeyRules;
+import io.txbox.internal.MissingTables;
 import io.txbox.internal.SqlErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -38,6 +41,7 @@ final class InboxCore {
     final InboxListener listener;
     final InboxStore store;
     final KeyLogs keyLogs;
+    final TxboxTables tables;
     private final String tenantPrefix;
 
     InboxCore(Inbox.Builder b) {
@@ -50,6 +54,7 @@ final class InboxCore {
         this.transactionRetries = b.transactionRetries;
         this.listener = b.listener;
         this.keyLogs = KeyLogs.of(b.hashKeysInLogs);
+        this.tables = b.tables;
         long leaseMicros = TimeUnit.NANOSECONDS.toMicros(b.lease.toNanos());
         this.store = InboxStore.of(b.tables, b.maxAttempts, leaseMicros, PURGE_BATCH,
                 "consumer " + Texts.quote(consumer));
@@ -101,22 +106,27 @@ final class InboxCore {
 
     // ---- transactions ----
 
+    /** {@code e} as a txbox exception; a schema without the txbox tables says to migrate it. */
+    TxboxException translate(String what, Throwable e) {
+        return MissingTables.translate(what, e, tables);
+    }
+
     @FunctionalInterface
     interface SqlWork<T> {
         T run(Connection c) throws SQLException;
     }
 
     /** Runs {@code work} on a connection of its own and commits it, whatever mode the pool hands out. */
-    static <T> T inOwnTransaction(DataSource ds, String what, SqlWork<T> work) {
+    <T> T inOwnTransaction(DataSource ds, String what, SqlWork<T> work) {
         try (Connection c = ds.getConnection()) {
             return inOwnTransaction(c, what, work);
         } catch (SQLException e) {
-            throw SqlErrors.translate(what, e);
+            throw translate(what, e);
         }
     }
 
     /** As {@link #inOwnTransaction(DataSource, String, SqlWork)}, on a connection with no transaction open. */
-    static <T> T inOwnTransaction(Connection c, String what, SqlWork<T> work) {
+    <T> T inOwnTransaction(Connection c, String what, SqlWork<T> work) {
         try {
             if (c.getAutoCommit()) {
                 return work.run(c);
@@ -133,7 +143,7 @@ final class InboxCore {
                 }
             }
         } catch (SQLException e) {
-            throw SqlErrors.translate(what, e);
+            throw translate(what, e);
         }
     }
 
@@ -170,7 +180,7 @@ final class InboxCore {
                     log.debug("{} hit a serialization failure or deadlock; retrying", what);
                     continue;
                 }
-                throw SqlErrors.translate(what, e);
+                throw translate(what, e);
             }
         }
     }

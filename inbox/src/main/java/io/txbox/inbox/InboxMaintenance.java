@@ -2,7 +2,7 @@ package io.txbox.inbox;
 
 import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
-import io.txbox.internal.SqlErrors;
+import io.txbox.internal.MissingTables;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -96,7 +96,7 @@ public final class InboxMaintenance {
         try (Connection c = dataSource.getConnection()) {
             return store.countDead(c);
         } catch (SQLException e) {
-            throw SqlErrors.translate("counting DEAD inbox entries", e);
+            throw MissingTables.translate("counting DEAD inbox entries", e, tables);
         }
     }
 
@@ -118,7 +118,7 @@ public final class InboxMaintenance {
                 }
             });
         } catch (SQLException e) {
-            throw SqlErrors.translate("counting completed inbox entries", e);
+            throw MissingTables.translate("counting completed inbox entries", e, tables);
         }
         return counts;
     }

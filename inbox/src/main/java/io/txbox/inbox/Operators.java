@@ -26,7 +26,7 @@ final class Operators {
         Args.notNull(ds, "ds");
         Args.notNull(key, "key");
         Scope s = core.scope(key, tenant);
-        boolean reset = InboxCore.inOwnTransaction(ds, core.what("reset dead", s), c -> store.resetDead(c, s));
+        boolean reset = core.inOwnTransaction(ds, core.what("reset dead", s), c -> store.resetDead(c, s));
         if (reset) {
             InboxCore.log.info("{} - key {} reset from DEAD: the next delivery runs again", core.consumer, s.label());
         }
@@ -38,7 +38,7 @@ final class Operators {
         if (limit < 1 || limit > 10_000) {
             throw new IllegalArgumentException("limit must be between 1 and 10000, but was " + limit);
         }
-        return InboxCore.inOwnTransaction(ds, core.consumer + " - list dead entries",
+        return core.inOwnTransaction(ds, core.consumer + " - list dead entries",
                 c -> store.listDead(c, core.consumer, limit));
     }
 
@@ -48,7 +48,7 @@ final class Operators {
         int total = 0;
         int batch;
         do {
-            batch = InboxCore.inOwnTransaction(ds, core.consumer + " - purge completed entries",
+            batch = core.inOwnTransaction(ds, core.consumer + " - purge completed entries",
                     c -> store.purgeBatch(c, core.consumer, cutoff));
             total += batch;
         } while (batch == store.purgeBatchSize());

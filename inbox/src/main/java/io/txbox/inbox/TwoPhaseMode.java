@@ -3,7 +3,6 @@ package io.txbox.inbox;
 import io.txbox.Texts;
 import io.txbox.internal.Args;
 import io.txbox.internal.ErrorTexts;
-import io.txbox.internal.SqlErrors;
 import io.txbox.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -31,7 +30,7 @@ final class TwoPhaseMode {
         byte[] fp = core.fingerprintOf(message);
         Claim claim;
         try {
-            claim = InboxCore.inOwnTransaction(ds, core.what("claim", s),
+            claim = core.inOwnTransaction(ds, core.what("claim", s),
                     c -> store.claim(c, s, fp, new InboxStore.Answers<>() {
                         @Override
                         public Claim written(InboxStore.Written w) {
@@ -103,7 +102,7 @@ final class TwoPhaseMode {
         Args.notNull(ds, "ds");
         Scope s = checkClaim(claim);
         core.checkResult(s, result);
-        InboxCore.inOwnTransaction(ds, core.what("complete", s), c -> completeIn(c, s, claim, result, resultStatus,
+        core.inOwnTransaction(ds, core.what("complete", s), c -> completeIn(c, s, claim, result, resultStatus,
                 headers));
     }
 
@@ -117,7 +116,7 @@ final class TwoPhaseMode {
         try {
             completeIn(tx, s, claim, result, resultStatus, headers);
         } catch (SQLException e) {
-            throw SqlErrors.translate(core.what("complete", s), e);
+            throw core.translate(core.what("complete", s), e);
         }
     }
 
@@ -136,7 +135,7 @@ final class TwoPhaseMode {
         Args.notNull(error, "error");
         Scope s = checkClaim(claim);
         String reason = ErrorTexts.describe(error);
-        Outcome outcome = InboxCore.inOwnTransaction(ds, core.what("fail", s), c -> {
+        Outcome outcome = core.inOwnTransaction(ds, core.what("fail", s), c -> {
             InboxStore.Written w = store.fail(c, s, claim, reason);
             if (w == null) {
                 throw leaseLost(s, claim);
@@ -151,7 +150,7 @@ final class TwoPhaseMode {
     void release(DataSource ds, Claim claim) {
         Args.notNull(ds, "ds");
         Scope s = checkClaim(claim);
-        InboxCore.inOwnTransaction(ds, core.what("release", s), c -> {
+        core.inOwnTransaction(ds, core.what("release", s), c -> {
             if (!store.release(c, s, claim)) {
                 throw leaseLost(s, claim);
             }

@@ -4,7 +4,7 @@ import io.txbox.InvalidInputException;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
 import io.txbox.internal.ByDialect;
-import io.txbox.internal.SqlErrors;
+import io.txbox.internal.MissingTables;
 import io.txbox.internal.Tracing;
 import io.txbox.internal.Transactions;
 import java.sql.Connection;
@@ -47,7 +47,7 @@ final class OutboxImpl implements Outbox {
             fire();
             return emitted;
         } catch (SQLException e) {
-            throw SqlErrors.translate("outbox send of " + message.stepKey(), e);
+            throw MissingTables.translate("outbox send of " + message.stepKey(), e, tables);
         }
     }
 
@@ -73,7 +73,7 @@ final class OutboxImpl implements Outbox {
             fire();
             return emitted;
         } catch (SQLException e) {
-            throw SqlErrors.translate("outbox sendAll of " + messages.size() + " messages", e);
+            throw MissingTables.translate("outbox sendAll of " + messages.size() + " messages", e, tables);
         }
     }
 

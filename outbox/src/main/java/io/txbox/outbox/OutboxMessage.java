@@ -10,6 +10,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
@@ -20,6 +21,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The relay adds these headers to every published message, so users may not set them:
  * {@value #IDEMPOTENCY_KEY_HEADER} (the step key), {@value #ORIGINAL_KEY_HEADER},
  * {@value #CONTENT_TYPE_HEADER}, {@value #TRACEPARENT_HEADER} and {@value #TRACESTATE_HEADER}.
+ * A RabbitMQ message carries the step key twice, as {@value #IDEMPOTENCY_KEY_HEADER} and as
+ * {@code x-idempotency-key} (RabbitMQ's conventional name); consumers may read either, and
+ * users may set neither.
  */
 public final class OutboxMessage {
     public static final String IDEMPOTENCY_KEY_HEADER = "idempotency-key";
@@ -53,7 +57,7 @@ public final class OutboxMessage {
         this.stepKey = b.stepKey;
         this.destination = b.destination;
         this.routingKey = b.routingKey;
-        this.payload = b.payload;
+        this.payload = Objects.requireNonNull(b.payload);
         this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
         this.contentType = b.contentType;
         this.traceparent = b.traceparent;
@@ -168,7 +172,7 @@ public final class OutboxMessage {
         private final StepKey stepKey;
         private final String destination;
         private @Nullable String routingKey;
-        private byte[] payload = new byte[0];
+        private byte @Nullable [] payload;
         private final Map<String, String> headers = new LinkedHashMap<>();
         private int headerChars;
         private @Nullable String contentType;
@@ -187,7 +191,12 @@ public final class OutboxMessage {
             return this;
         }
 
-        /** The payload bytes (not copied). The outbox's size cap is checked at send time. */
+        /**
+         * The payload bytes (not copied); required: {@link #build()} refuses a message whose
+         * payload was never set, so a forgotten payload never goes out as an empty message. For
+         * an intentionally empty message pass {@code new byte[0]}. The outbox's size cap is
+         * checked at send time.
+         */
         public Builder payload(byte[] payload) {
             if (payload == null) {
                 throw new InvalidInputException("payload is missing (null) for " + stepKey);
@@ -196,7 +205,7 @@ public final class OutboxMessage {
             return this;
         }
 
-        /** The payload as UTF-8 bytes. */
+        /** The payload as UTF-8 bytes; {@code ""} for an intentionally empty message. */
         public Builder payload(String payload) {
             if (payload == null) {
                 throw new InvalidInputException("payload is missing (null) for " + stepKey);
@@ -269,7 +278,16 @@ public final class OutboxMessage {
             return this;
         }
 
+        /**
+         * The message.
+         *
+         * @throws InvalidInputException if {@link #payload(byte[])} was never called
+         */
         public OutboxMessage build() {
+            if (payload == null) {
+                throw new InvalidInputException("payload is not set for " + stepKey + ": call .payload(..) before"
+                        + " build(), with new byte[0] for an intentionally empty message");
+            }
             return new OutboxMessage(this);
         }
 

@@ -168,7 +168,7 @@ class OutboxIT {
     @ArgumentsSource(TestDatabases.Each.class)
     void send_headersAndTraceContext_areStoredUtf8Safe(TestDatabase db) throws Exception {
         on(db);
-        OutboxMessage m = OutboxMessage.builder(StepKey.of("H1", "s"), "payments")
+        OutboxMessage m = OutboxMessage.builder(StepKey.of("H1", "s"), "payments").payload("x")
                 .header("x-emoji", "\uD83D\uDE00 caf\u00e9").header("x-b", "2")
                 .traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01").tracestate("congo=t61rcWkgMzE")
                 .build();
@@ -207,9 +207,9 @@ class OutboxIT {
     @ArgumentsSource(TestDatabases.Each.class)
     void send_withDelay_isNotAvailableBeforeTheDatabaseClockPassesIt(TestDatabase db) throws Exception {
         on(db);
-        OutboxMessage m = OutboxMessage.builder(StepKey.of("L1", "s"), "payments").delay(Duration.ofHours(1)).build();
+        OutboxMessage m = OutboxMessage.builder(StepKey.of("L1", "s"), "payments").payload("x").delay(Duration.ofHours(1)).build();
         Instant at = Instant.parse("2030-01-01T00:00:00Z");
-        OutboxMessage m2 = OutboxMessage.builder(StepKey.of("L2", "s"), "payments").availableAt(at).build();
+        OutboxMessage m2 = OutboxMessage.builder(StepKey.of("L2", "s"), "payments").payload("x").availableAt(at).build();
         try (Connection c = transaction()) {
             outbox.send(c, m);
             outbox.send(c, m2);
@@ -225,7 +225,7 @@ class OutboxIT {
     @ArgumentsSource(TestDatabases.Each.class)
     void send_withDelayLateInALongTransaction_countsTheDelayFromTheSendNotTheTransactionStart(TestDatabase db) throws Exception {
         on(db);
-        OutboxMessage m = OutboxMessage.builder(StepKey.of("L3", "s"), "payments").delay(Duration.ofSeconds(2)).build();
+        OutboxMessage m = OutboxMessage.builder(StepKey.of("L3", "s"), "payments").payload("x").delay(Duration.ofSeconds(2)).build();
         try (Connection c = transaction(); Statement st = c.createStatement()) {
             st.execute(postgres() ? "select pg_sleep(2)" : "select sleep(2)"); // the transaction has been open 2 s when it sends
             String clock = postgres() ? "select extract(epoch from clock_timestamp())" : "select unix_timestamp(now(6))";

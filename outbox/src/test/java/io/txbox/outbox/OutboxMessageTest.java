@@ -20,7 +20,7 @@ class OutboxMessageTest {
 
     @Test
     void header_nameIsLowerCased_andUnicodeValuesKept() {
-        OutboxMessage m = OutboxMessage.builder(KEY, "d").header("X-Emoji", "caf\u00e9 \uD83D\uDE00").build();
+        OutboxMessage m = OutboxMessage.builder(KEY, "d").payload("x").header("X-Emoji", "caf\u00e9 \uD83D\uDE00").build();
         assertThat(m.headers()).containsEntry("x-emoji", "caf\u00e9 \uD83D\uDE00");
     }
 
@@ -72,16 +72,30 @@ class OutboxMessageTest {
     @Test
     void withTraceContext_messageHasItsOwnTraceparent_keepsIt() {
         String own = "00-11111111111111111111111111111111-2222222222222222-01";
-        OutboxMessage m = OutboxMessage.builder(KEY, "d").traceparent(own).build();
+        OutboxMessage m = OutboxMessage.builder(KEY, "d").payload("x").traceparent(own).build();
         assertThat(m.withTraceContext(Map.of("traceparent", SENDER)).traceparent()).isEqualTo(own);
     }
 
     @Test
     void withTraceContext_traceStateOverTheCap_isLeftOutNotFatal() {
-        OutboxMessage traced = OutboxMessage.builder(KEY, "d").build()
+        OutboxMessage traced = OutboxMessage.builder(KEY, "d").payload("x").build()
                 .withTraceContext(Map.of("traceparent", SENDER, "tracestate", "v=" + "x".repeat(600)));
         assertThat(traced.traceparent()).isEqualTo(SENDER);
         assertThat(traced.tracestate()).isNull();
+    }
+
+    @Test
+    void build_payloadNeverSet_isRefusedNotSentEmpty() {
+        assertThatThrownBy(() -> OutboxMessage.builder(KEY, "d").routingKey("r").build())
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("payload is not set for " + KEY)
+                .hasMessageContaining("new byte[0]");
+    }
+
+    @Test
+    void build_explicitEmptyPayload_isAnEmptyMessage() {
+        assertThat(OutboxMessage.builder(KEY, "d").payload(new byte[0]).build().payload()).isEmpty();
+        assertThat(OutboxMessage.builder(KEY, "d").payload("").build().payload()).isEmpty();
     }
 
     @Test

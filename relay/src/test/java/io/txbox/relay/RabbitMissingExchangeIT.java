@@ -3,6 +3,9 @@ package io.txbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
@@ -22,6 +25,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.LoggerFactory;
 
 /**
  * A destination whose RabbitMQ exchange does not exist, next to a healthy one: the missing
@@ -41,6 +45,8 @@ class RabbitMissingExchangeIT {
 
     Db db;
     static Connection admin;
+    final ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    final Logger relayLogs = (Logger) LoggerFactory.getLogger("io.txbox.relay");
     static Channel ch;
 
     @BeforeAll
@@ -88,6 +94,9 @@ class RabbitMissingExchangeIT {
     void missingExchange_oneWorker_healthyRowsFlowInOrder_missingRowsWaitUncountedThenPublishInOrder(TestDatabase database)
             throws Exception {
         db = new Db(database);
+        logged.list.clear();
+        logged.start();
+        relayLogs.addAppender(logged);
         String kind = database.kind().name().toLowerCase();
         String healthyQueue = declareBoundExchange("healthy-" + kind);
         String healthy = RABBIT.name("healthy-" + kind);
@@ -145,6 +154,13 @@ class RabbitMissingExchangeIT {
             assertThat(db.deadRows()).isZero();
             await().atMost(Duration.ofSeconds(10)).until(() -> relay.health(Duration.ofSeconds(2)).up());
             assertThat(relay.status().waitingDestinations()).isEmpty();
+        } finally {
+            relayLogs.detachAppender(logged);
         }
+        // the close summary agrees with the docs: the waiting rows cost no attempt
+        String closed = logged.list.stream().map(ILoggingEvent::getFormattedMessage)
+                .filter(m -> m.contains(" - closed: ")).findFirst().orElseThrow();
+        assertThat(closed).contains(" 0 failed attempts").containsPattern(" [1-9][0-9]* deferred while their target was missing")
+                .contains("0 dead-lettered");
     }
 }

@@ -62,7 +62,7 @@ class UnmigratedSchemaIT {
     void relay_emptySchema_notReadyWithOneInstructionThenPublishesOnceMigrated() {
         String schema = PG.newSchema("empty");
         TxboxTables tables = TxboxTables.inSchema(schema);
-        String expected = "schema " + schema + " has no txbox tables: run `txbox-relay migrate`";
+        String expected = "schema " + schema + " has no txbox tables: run TxboxMigrations.migrate (or `txbox-relay migrate`) first";
         try (Relay relay = Relay.builder().dataSource(PG.dataSource()).tables(tables).workers(2)
                 .route("d", Route.of(new Confirming(), "t")).pollInterval(Duration.ofMillis(20))
                 .backlogInterval(Duration.ofMillis(100)).build()) {
@@ -85,5 +85,20 @@ class UnmigratedSchemaIT {
             await().atMost(Duration.ofSeconds(15)).until(() -> db.outboxRows() == 0);
             assertThat(relay.health(Duration.ofSeconds(2)).up()).isTrue();
         }
+    }
+
+    @Test
+    void relay_emptySchema_closesWithoutMoreWarningsThanTheOneInstruction() {
+        String schema = PG.newSchema("empty_close");
+        TxboxTables tables = TxboxTables.inSchema(schema);
+        try (Relay relay = Relay.builder().dataSource(PG.dataSource()).tables(tables).workers(2)
+                .route("d", Route.of(new Confirming(), "t")).pollInterval(Duration.ofMillis(20)).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> String.valueOf(relay.status().lastError())
+                    .contains("has no txbox tables"));
+        }
+        assertThat(warnings()).as("warnings: %s", warnings().stream().map(ILoggingEvent::getFormattedMessage).toList())
+                .hasSize(1);
+        assertThat(warnings().get(0).getFormattedMessage()).contains("schema " + schema + " has no txbox tables");
     }
 }

@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Locale;
 
 /** Reads where the orders are, from the services' tables, for progress lines and the drain. */
 final class Progress {
@@ -43,10 +44,18 @@ final class Progress {
     }
 
     void print(PrintStream out, Snapshot p, int orders, long duplicateRequests) {
-        double t = seconds();
-        out.printf("[%5.1fs] accepted %d/%d  paid %d  declined %d  shipped %d  completed %d  cancelled %d"
-                        + "  | duplicates: deliveries %d, requests %d  | %.0f orders/s%n",
+        out.println(line(p, orders, duplicateRequests, seconds()));
+    }
+
+    /**
+     * One progress line. The rates are of orders accepted and of orders finished (completed or
+     * cancelled) so far: early on orders are accepted long before any finishes.
+     */
+    static String line(Snapshot p, int orders, long duplicateRequests, double t) {
+        return String.format(Locale.ROOT, "[%5.1fs] accepted %d/%d  paid %d  declined %d  shipped %d  completed %d"
+                        + "  cancelled %d  | duplicates: deliveries %d, requests %d  | %.0f accepted/s, %.0f finished/s",
                 t, p.accepted(), orders, p.paid(), p.declined(), p.shipped(), p.completed(), p.cancelled(),
-                p.duplicateDeliveries(), duplicateRequests, t > 0 ? p.finished() / t : 0.0);
+                p.duplicateDeliveries(), duplicateRequests, t > 0 ? p.accepted() / t : 0.0,
+                t > 0 ? p.finished() / t : 0.0);
     }
 }

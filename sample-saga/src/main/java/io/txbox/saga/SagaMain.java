@@ -95,11 +95,8 @@ public final class SagaMain implements Callable<Integer> {
             return 2;
         }
         System.out.println(report.line());
-        if (!report.passed()) {
-            System.err.printf("sample-saga: FAILED: lost=%d double_effects=%d%n", report.lost(), report.doubleEffects());
-            return 1;
-        }
-        return 0;
+        System.out.println(report.verdict());
+        return report.passed() ? 0 : 1;
     }
 
     public static void main(String[] args) {

@@ -41,5 +41,6 @@ class SagaIT {
         assertThat(report.duplicateDeliveries()).as("duplicate deliveries absorbed").isPositive();
         assertThat(report.completed() + report.cancelled()).as("completed + cancelled").isEqualTo(100);
         assertThat(report.cancelled()).as("declined orders are cancelled").isEqualTo(report.figure("declined"));
+        assertThat(report.verdict()).startsWith("PASS: 100 orders, 0 lost, 0 double effects, ");
     }
 }

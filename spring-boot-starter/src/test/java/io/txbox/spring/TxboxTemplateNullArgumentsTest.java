@@ -25,7 +25,7 @@ class TxboxTemplateNullArgumentsTest {
             Outbox.class, NullArguments.untouchable(Outbox.class),
             Inbox.class, NullArguments.untouchable(Inbox.class),
             InboundMessage.class, InboundMessage.of("k", new byte[] {1}),
-            OutboxMessage.class, OutboxMessage.builder(StepKey.of("k", "s"), "d").build(),
+            OutboxMessage.class, OutboxMessage.builder(StepKey.of("k", "s"), "d").payload(new byte[0]).build(),
             List.class, List.of(),
             byte[].class, new byte[0],
             Handler.class, (Handler) (tx, m) -> null);

@@ -573,9 +573,12 @@ public final class HttpIdempotency {
         }
 
         /**
-         * Largest request body, and largest stored response body; default 1 MiB. A request
-         * whose body is larger gets 413 whether or not it carries a key, and the application
-         * does not run: a body is never cut short. The {@code HttpServer} adapters read at most
+         * Largest request body; default 1 MiB. A request whose body is larger gets 413 whether
+         * or not it carries a key, and the application does not run: a body is never cut short.
+         * It does not cap responses: the largest stored response body is the inbox's
+         * {@code maxPayloadBytes} (or the store's own limit). A larger response still goes to
+         * the client but is not stored (logged as an error), so a retry with its key runs again
+         * once the lease ends. The {@code HttpServer} adapters read at most
          * {@code maxBodyBytes + 1} bytes of a request body, with or without
          * {@code Content-Length}, to tell; after the 413 is sent they read and drop up to 16 MiB
          * more of the refused body, so that a client still sending it gets the answer rather

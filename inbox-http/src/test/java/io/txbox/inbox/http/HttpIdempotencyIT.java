@@ -294,6 +294,19 @@ class HttpIdempotencyIT {
                 .isEqualTo(413);
     }
 
+    @Test
+    void handle_responseOverMaxBodyBytes_isStoredAndReplayedWhole() {
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("big-answer"), PG.dataSource()).maxBodyBytes(10).build();
+        HttpRequestData request = new HttpRequestData("POST", "/x", Map.of("Idempotency-Key", List.of("answer-1")),
+                new byte[10]);
+        String answer = "a receipt of more than ten bytes";
+        assertThat(idempotency.handle(request, r -> HttpResponseData.of(200, "text/plain", answer)).body())
+                .asString(UTF_8).isEqualTo(answer);
+        HttpResponseData replay = idempotency.handle(request, r -> HttpResponseData.of(200, "text/plain", "twice"));
+        assertThat(replay.header(HttpIdempotency.REPLAYED_HEADER)).isEqualTo("true");
+        assertThat(replay.body()).asString(UTF_8).isEqualTo(answer);
+    }
+
     // ---- attempts: 5xx answers never lock a key ----
 
     /**

@@ -31,8 +31,8 @@ abstract class AdminCommand implements Callable<Integer> {
     boolean json;
 
     @Option(names = "--connect-timeout", paramLabel = "DURATION", converter = DurationConverter.class,
-            defaultValue = "3s", description = {"Give up when the database cannot be reached within this time",
-                "(default: ${DEFAULT-VALUE}; txbox.jdbc.connection-timeout is for the relay process)."})
+            defaultValue = "3s", description = "Give up when the database cannot be reached within this time (default:"
+                    + " ${DEFAULT-VALUE}; txbox.jdbc.connection-timeout is for the relay process).")
     Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
 
     /** How long an admin command waits for the database by default: 3 s. */

@@ -9,8 +9,8 @@ import picocli.CommandLine.Option;
 /** {@code --config FILE}, shared by every command. */
 final class ConfigOptions {
     @Option(names = {"-c", "--config"}, paramLabel = "FILE",
-            description = {"Config file (Java properties). Default: $TXBOX_CONFIG, else none: every key",
-                "can come from the environment (TXBOX_JDBC_URL for txbox.jdbc.url, and so on)."})
+            description = {"Config file (Java properties). Default: $TXBOX_CONFIG, else none.",
+                "Every key can also come from the environment: TXBOX_JDBC_URL for txbox.jdbc.url, and so on."})
     @Nullable Path config;
 
     /** The validated configuration. */

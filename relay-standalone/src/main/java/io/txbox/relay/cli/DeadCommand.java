@@ -34,8 +34,8 @@ final class DeadCommand implements Runnable {
 
     /** {@code dead list}. */
     @Command(name = "list", mixinStandardHelpOptions = true,
-            description = {"Lists dead outbox entries, newest first: id, step key, destination, attempts,",
-                "when it died and why. Payloads are not shown unless --payload is given."})
+            description = {"Lists dead outbox entries, newest first: id, step key, destination, attempts, when it"
+                    + " died and why.", "Payloads are not shown unless --payload is given."})
     static final class ListDead extends AdminCommand {
         @Option(names = "--limit", defaultValue = "100", description = "At most this many entries (default ${DEFAULT-VALUE}).")
         int limit;

@@ -25,10 +25,12 @@ final class InboxCommand implements Runnable {
 
     /** {@code inbox purge --older-than D}. */
     @Command(name = "purge", mixinStandardHelpOptions = true,
-            description = {"Deletes COMPLETED inbox entries completed more than --older-than ago (by this",
-                "host's clock, as the inbox library's retention does), in batches, a consumer's tenant",
-                "entries included. Choose it longer than any redelivery you expect: a message redelivered",
-                "after its entry is gone runs again. DEAD, FAILED and in-flight entries are kept."})
+            description = {"Deletes COMPLETED inbox entries completed more than --older-than ago (by this host's"
+                    + " clock, as the inbox library's retention does), in batches, a consumer's tenant entries"
+                    + " included.",
+                "Choose it longer than any redelivery you expect: a message redelivered after its entry is gone"
+                    + " runs again.",
+                "DEAD, FAILED and in-flight entries are kept."})
     static final class Purge extends AdminCommand {
         @Option(names = "--older-than", required = true, paramLabel = "DURATION", converter = DurationConverter.class,
                 description = "Like 30d, 12h or P30D.")

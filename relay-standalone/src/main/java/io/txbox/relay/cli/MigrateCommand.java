@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
 
 /** {@code migrate}: creates or upgrades the txbox tables in the configured schema. */
 @Command(name = "migrate", mixinStandardHelpOptions = true,
-        description = {"Creates or upgrades the txbox tables (schema txbox.schema, prefix txbox.table-prefix).",
+        description = {"Creates or upgrades the txbox tables (schema: txbox.schema; table prefix:"
+                + " txbox.table-prefix).",
             "Uses txbox's own Flyway history table; running it again is a no-op."})
 final class MigrateCommand extends AdminCommand {
     @Override

@@ -9,8 +9,8 @@ import picocli.CommandLine.Command;
 
 /** {@code status}: backlog, oldest pending age, dead counts per table, live relays. */
 @Command(name = "status", mixinStandardHelpOptions = true,
-        description = {"Shows the outbox backlog and the age of its oldest row, dead entries per table",
-            "(outbox dead letters, DEAD inbox entries), and the relay workers alive and lanes owned."})
+        description = {"Shows the outbox backlog and the age of its oldest row, dead entries per table (outbox"
+                + " dead letters, DEAD inbox entries), and the relay workers alive and lanes owned."})
 final class StatusCommand extends AdminCommand {
     private record Report(RelayAdmin.Status relay, long inboxDead) {}
 

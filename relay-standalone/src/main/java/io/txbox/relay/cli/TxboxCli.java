@@ -23,8 +23,8 @@ import picocli.CommandLine.Spec;
         description = "Publishes txbox outbox rows to Kafka and RabbitMQ, and administers the txbox tables.",
         subcommands = {RunCommand.class, MigrateCommand.class, StatusCommand.class, DeadCommand.class,
                 InboxCommand.class, CommandLine.HelpCommand.class},
-        footer = {"", "Configuration: a Java properties file (--config FILE or $TXBOX_CONFIG) overlaid by the",
-                "environment: TXBOX_JDBC_URL overrides txbox.jdbc.url, and so on.",
+        footer = {"", "Configuration: a Java properties file (--config FILE or $TXBOX_CONFIG) overlaid by the"
+                    + " environment: TXBOX_JDBC_URL overrides txbox.jdbc.url, and so on.",
                 "Exit codes: 0 success, 1 operation failed, 2 bad arguments or invalid configuration."})
 public final class TxboxCli implements Runnable {
     public static final int OK = 0;
@@ -67,6 +67,7 @@ public final class TxboxCli implements Runnable {
      */
     public static int execute(Map<String, String> env, PrintWriter out, PrintWriter err, String... args) {
         CommandLine cl = new CommandLine(new TxboxCli(env));
+        HelpLayout.apply(cl);
         cl.setOut(out);
         cl.setErr(err);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {

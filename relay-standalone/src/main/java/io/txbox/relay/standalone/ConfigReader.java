@@ -11,6 +11,8 @@ import io.txbox.relay.internal.TargetNames;
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.relay.standalone.ConfigSource.Raw;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -56,12 +58,21 @@ final class ConfigReader {
     }
 
     void read() {
+        for (Raw r : raw.values()) {
+            if (!r.origin().startsWith("env ") && TRAILING_COMMENT.matcher(r.value()).find()) {
+                error(r, "ends in what reads as a comment, but a properties file has no end-of-line comments"
+                        + " (# starts a comment only at the start of a line): put the comment on a line of its own");
+            }
+        }
         Raw url = raw.get(JDBC_URL);
         if (url == null || url.value().isEmpty()) {
             errors.add(JDBC_URL + " is required (the JDBC URL of the database holding the outbox), "
                     + (url == null ? "but is not set" : "but is empty (" + url.origin() + ")"));
         } else if (!url.value().startsWith("jdbc:")) {
             error(url, "must be a JDBC URL starting with jdbc:");
+        } else if (!driverAccepts(url.value())) {
+            error(url, "no JDBC driver accepts this URL: write it as jdbc:postgresql://host:5432/db,"
+                    + " jdbc:mariadb://host:3306/db or jdbc:mysql://host:3306/db");
         } else {
             jdbcUrl = url.value();
             Redaction.register(passwordParam(jdbcUrl));
@@ -353,23 +364,40 @@ final class ConfigReader {
         return v == null ? d : v;
     }
 
-    private static String hint(String key) {
+    /** Whitespace then {@code #} inside a value: an end-of-line comment that a properties file keeps as value. */
+    private static final Pattern TRAILING_COMMENT = Pattern.compile("\\s#");
+
+    /** Whether a JDBC driver on the class path takes {@code url} (the drivers only parse it; nothing connects). */
+    private static boolean driverAccepts(String url) {
+        try {
+            DriverManager.getDriver(Pools.driverUrl(url));
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The nearest known key to an unknown one, always: the fixed keys, and a destination key
+     * with the unknown key's last part as its name ({@code txbox.destinations.shipping} reads
+     * as {@code txbox.destination.shipping}).
+     */
+    static String hint(String key) {
         String best = null;
         int bestDistance = Integer.MAX_VALUE;
-        for (String k : FIXED_KEYS) {
+        List<String> candidates = new ArrayList<>(FIXED_KEYS);
+        for (int dot = key.indexOf('.'); dot >= 0 && dot < key.length() - 1; dot = key.indexOf('.', dot + 1)) {
+            candidates.add(DESTINATION_PREFIX + key.substring(dot + 1));
+        }
+        for (String k : candidates) {
             int d = distance(key, k);
             if (d < bestDistance) {
                 bestDistance = d;
                 best = k;
             }
         }
-        if (best != null && bestDistance <= 3) {
-            return "; did you mean " + best + "?";
-        }
-        if (!key.startsWith("txbox.")) {
-            return "; every key starts with txbox.";
-        }
-        return "";
+        String hint = best == null ? "" : "; did you mean " + best + "?";
+        return key.startsWith(ConfigSource.KEY_PREFIX) ? hint : hint + " (every key starts with " + ConfigSource.KEY_PREFIX + ")";
     }
 
     /**

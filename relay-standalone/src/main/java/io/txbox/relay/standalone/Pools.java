@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.txbox.TxboxException;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
@@ -55,8 +56,24 @@ public final class Pools {
         } catch (HikariPool.PoolInitializationException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             throw new TxboxException("cannot connect to the database at " + Redaction.url(config.jdbcUrl()) + " ("
-                    + RelayConfig.JDBC_URL + "): " + Redaction.scrub(String.valueOf(cause.getMessage())), null);
+                    + RelayConfig.JDBC_URL + "): " + Redaction.scrub(causes(cause)), null);
         }
+    }
+
+    /**
+     * The messages of {@code e} and its causes, each once: a driver's "The connection attempt
+     * failed." says why only in its cause ({@code unknown host db-prod}, a refused connection).
+     */
+    static String causes(Throwable e) {
+        StringBuilder text = new StringBuilder();
+        for (Throwable t = e; t != null && t != t.getCause(); t = t.getCause()) {
+            String message = t instanceof UnknownHostException ? "unknown host " + t.getMessage()
+                    : t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
+            if (text.indexOf(message) < 0) {
+                text.append(text.length() == 0 ? "" : ": ").append(message);
+            }
+        }
+        return text.toString();
     }
 
     /**

@@ -1,12 +1,17 @@
 package io.txbox.relay.standalone;
 
 import io.txbox.ConfigException;
+import io.txbox.Texts;
 import io.txbox.TxboxTables;
 import io.txbox.relay.Relay;
 import io.txbox.relay.RelayOption;
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.relay.standalone.ConfigSource.Raw;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -220,6 +225,86 @@ public final class RelayConfig {
     /** The keys the admin commands read. */
     static boolean isAdminKey(String key) {
         return key.startsWith("txbox.jdbc.") || key.equals(SCHEMA) || key.equals(TABLE_PREFIX);
+    }
+
+    /**
+     * What {@code run} would trip on that reading the configuration cannot see: each host named
+     * by {@value #JDBC_URL}, {@value #RABBITMQ_URI} and {@value #KAFKA_BOOTSTRAP} that no name
+     * lookup resolves, one line per host naming the key. Looks names up; connects to nothing.
+     */
+    public List<String> unknownHosts() {
+        Map<String, List<String>> byKey = new LinkedHashMap<>();
+        byKey.put(JDBC_URL, jdbcHosts(jdbcUrl));
+        if (rabbitUri != null) {
+            byKey.put(RABBITMQ_URI, rabbitHosts(rabbitUri));
+        }
+        String bootstrap = kafka.get("bootstrap.servers");
+        if (bootstrap != null) {
+            byKey.put(KAFKA_BOOTSTRAP, kafkaHosts(bootstrap));
+        }
+        List<String> problems = new ArrayList<>();
+        byKey.forEach((key, hosts) -> {
+            for (String host : hosts) {
+                try {
+                    InetAddress.getAllByName(host);
+                } catch (UnknownHostException e) {
+                    problems.add(key + ": host " + Texts.quote(host) + " is unknown (no name lookup resolves it)");
+                }
+            }
+        });
+        return problems;
+    }
+
+    /** The hosts of a {@code jdbc:<driver>://host[:port][,host[:port]]/db} URL; none for other forms. */
+    static List<String> jdbcHosts(String url) {
+        int start = url.indexOf("//");
+        if (start < 0) {
+            return List.of();
+        }
+        String rest = url.substring(start + 2);
+        int end = rest.length();
+        for (char c : new char[] {'/', '?', ';'}) {
+            int i = rest.indexOf(c);
+            if (i >= 0 && i < end) {
+                end = i;
+            }
+        }
+        String authority = rest.substring(0, end);
+        authority = authority.substring(authority.lastIndexOf('@') + 1);
+        if (authority.contains("(")) {
+            return List.of(); // MariaDB's address=(host=..) form: left to the driver
+        }
+        return kafkaHosts(authority);
+    }
+
+    /** The hosts of an {@code amqp://user:pass@host:port/vhost} URI. */
+    static List<String> rabbitHosts(String uri) {
+        try {
+            String host = new URI(uri).getHost();
+            return host == null ? List.of() : List.of(host);
+        } catch (URISyntaxException e) {
+            return List.of();
+        }
+    }
+
+    /** The hosts of a {@code host:port,host:port} list; IPv6 literals in brackets kept without them. */
+    static List<String> kafkaHosts(String servers) {
+        List<String> hosts = new ArrayList<>();
+        for (String server : servers.split(",")) {
+            String s = server.trim();
+            String host;
+            if (s.startsWith("[")) {
+                int close = s.indexOf(']');
+                host = close < 0 ? s.substring(1) : s.substring(1, close);
+            } else {
+                int colon = s.lastIndexOf(':');
+                host = colon < 0 ? s : s.substring(0, colon);
+            }
+            if (!host.isEmpty()) {
+                hosts.add(host);
+            }
+        }
+        return hosts;
     }
 
     /**

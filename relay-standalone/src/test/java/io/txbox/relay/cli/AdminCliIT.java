@@ -120,7 +120,7 @@ class AdminCliIT {
             Result r = TxboxCliTest.run(Map.of(), args);
             assertThat(r.code()).as(String.join(" ", command)).isEqualTo(TxboxCli.FAILED);
             assertThat(r.err()).as(String.join(" ", command))
-                    .contains("error: schema " + schema + " has no txbox tables: run `txbox-relay migrate`")
+                    .contains("error: schema " + schema + " has no txbox tables: run TxboxMigrations.migrate (or `txbox-relay migrate`) first")
                     .doesNotContainIgnoringCase("select").doesNotContain("does not exist");
             assertThat(r.out()).isEmpty();
         }

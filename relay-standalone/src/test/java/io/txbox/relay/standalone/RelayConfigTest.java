@@ -146,6 +146,17 @@ class RelayConfigTest {
     }
 
     @Test
+    void unknownKey_farFromEveryKey_stillGetsTheNearest() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.destinations.shipping=rabbitmq:shipping",
+                "txbox.relay.lanes-per-worker-max=3", "relay.workers=2"), Map.of()))
+                .hasMessageContaining("txbox.destinations.shipping (relay.properties) is not a known key;"
+                        + " did you mean txbox.destination.shipping?")
+                .hasMessageContaining("txbox.relay.lanes-per-worker-max (relay.properties) is not a known key; did you mean txbox.")
+                .hasMessageContaining("relay.workers (relay.properties) is not a known key; did you mean txbox.relay.workers?"
+                        + " (every key starts with txbox.)");
+    }
+
+    @Test
     void kafkaProperty_typoAndReserved_areErrors() throws IOException {
         assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.kafka.linger.mss=5", "txbox.kafka.acks=1"), Map.of()))
                 .hasMessageContaining("txbox.kafka.linger.mss = \"5\" (relay.properties): is not a Kafka producer property; did you mean linger.ms?")

@@ -1,5 +1,6 @@
 package io.txbox.relay.internal;
 
+import io.txbox.internal.MissingTables;
 import io.txbox.outbox.Lanes;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -206,6 +207,11 @@ final class LaneOwnership {
                     if (attempt == 0 && Thread.interrupted()) {
                         interrupted = true;
                         continue;
+                    }
+                    if (MissingTables.isUndefinedTable(e)) {
+                        // nothing to release, and the relay has already said what to do about it
+                        log.debug("{} - no lanes to release: the txbox tables do not exist", memberId);
+                        return;
                     }
                     log.warn("{} - could not release lanes on close; they free up when the lease ends: {}", memberId,
                             e.toString());

@@ -9,8 +9,8 @@ import io.txbox.TxboxTables;
 import io.txbox.internal.Dialect;
 import io.txbox.internal.JsonStrings;
 import io.txbox.internal.Jooq;
+import io.txbox.internal.MissingTables;
 import io.txbox.internal.OutboxColumns;
-import io.txbox.internal.SqlErrors;
 import io.txbox.internal.shaded.jooq.DSLContext;
 import io.txbox.internal.shaded.jooq.Field;
 import io.txbox.outbox.Lanes;
@@ -53,8 +53,6 @@ import org.jspecify.annotations.Nullable;
  * zone never shifts them.
  */
 final class MariaDbRelayStore implements RelayStore {
-    /** MariaDB / MySQL ER_NO_SUCH_TABLE. */
-    private static final int NO_SUCH_TABLE = 1146;
     private static final String NOW = "CURRENT_TIMESTAMP(6)";
     /** A JSON array parameter of numbers, as a one-column table {@code j(v)} of {@code type}. */
     private static final String IDS = "(SELECT j.v FROM JSON_TABLE(?, '$[*]' COLUMNS (v %s PATH '$')) AS j)";
@@ -548,7 +546,6 @@ final class MariaDbRelayStore implements RelayStore {
 
     @Override
     public boolean isUndefinedTable(Throwable e) {
-        SQLException sql = SqlErrors.findSql(e);
-        return sql != null && (sql.getErrorCode() == NO_SUCH_TABLE || "42S02".equals(sql.getSQLState()));
+        return MissingTables.isUndefinedTable(e);
     }
 }

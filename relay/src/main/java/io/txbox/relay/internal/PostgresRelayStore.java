@@ -11,9 +11,9 @@ import static io.txbox.internal.schema.tables.TxboxRelayMember.TXBOX_RELAY_MEMBE
 
 import io.txbox.TxboxTables;
 import io.txbox.internal.Jooq;
+import io.txbox.internal.MissingTables;
 import io.txbox.internal.OutboxColumns;
 import io.txbox.internal.PostgresSql;
-import io.txbox.internal.SqlErrors;
 import io.txbox.internal.schema.tables.TxboxOutbox;
 import io.txbox.internal.schema.tables.TxboxOutboxDead;
 import io.txbox.internal.schema.tables.TxboxRelayLane;
@@ -57,7 +57,6 @@ final class PostgresRelayStore implements RelayStore {
     /** Backlogs up to this many rows are counted exactly; larger ones are estimated from the id span. */
     static final int EXACT_BACKLOG_LIMIT = 10_000;
     /** PostgreSQL's {@code undefined_table}. */
-    private static final String UNDEFINED_TABLE = "42P01";
 
     private static final TxboxOutbox O = TXBOX_OUTBOX;
     private static final TxboxOutboxDead D = TXBOX_OUTBOX_DEAD;
@@ -573,8 +572,7 @@ final class PostgresRelayStore implements RelayStore {
 
     @Override
     public boolean isUndefinedTable(Throwable e) {
-        SQLException sql = SqlErrors.findSql(e);
-        return sql != null && UNDEFINED_TABLE.equals(sql.getSQLState());
+        return MissingTables.isUndefinedTable(e);
     }
 
     private static Long[] box(long[] values) {

@@ -42,6 +42,9 @@ final class RelayEngine implements Relay {
     private final AtomicReference<RelayStatus.State> state = new AtomicReference<>(RelayStatus.State.NEW);
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
+    /** Of {@link #failed}: rows retried after a counted attempt, and rows deferred while their target was missing. */
+    private final AtomicLong failedAttempts = new AtomicLong();
+    private final AtomicLong deferred = new AtomicLong();
     private final AtomicLong deadLettered = new AtomicLong();
     private volatile @Nullable String lastError;
     private volatile @Nullable Instant lastBatchAt;
@@ -245,8 +248,12 @@ final class RelayEngine implements Relay {
             }
         }
         state.set(RelayStatus.State.CLOSED);
-        log.info("{} - closed: {} published, {} failed attempts, {} dead-lettered", settings.relayId(),
-                published.get(), failed.get(), deadLettered.get());
+        // rows held back or waiting for a missing target cost no attempt: the line says so apart
+        long attempts = failedAttempts.get();
+        long waited = deferred.get();
+        log.info("{} - closed: {} published, {} failed attempts, {} held back behind a failed row, {} deferred while"
+                + " their target was missing (no attempt counted), {} dead-lettered", settings.relayId(),
+                published.get(), attempts, Math.max(0, failed.get() - attempts - waited), waited, deadLettered.get());
     }
 
     private static void join(Thread t, long deadlineNanos) {
@@ -280,9 +287,14 @@ final class RelayEngine implements Relay {
                         c[2]++;
                     } else {
                         c[1]++;
+                        failedAttempts.incrementAndGet();
                     }
                 }
-                case HELD, WAIT -> c[1]++;
+                case HELD -> c[1]++;
+                case WAIT -> {
+                    c[1]++;
+                    deferred.incrementAndGet();
+                }
                 case PERMANENT, NO_ROUTE -> c[2]++;
             }
         }

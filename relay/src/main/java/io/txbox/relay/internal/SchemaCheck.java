@@ -2,6 +2,7 @@ package io.txbox.relay.internal;
 
 import io.txbox.TxboxTables;
 import io.txbox.internal.Dialect;
+import io.txbox.internal.MissingTables;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -41,7 +42,6 @@ public final class SchemaCheck {
 
     /** The instruction for a schema without txbox tables. */
     public static String message(TxboxTables tables) {
-        return "schema " + tables.schema() + " has no txbox tables: run `txbox-relay migrate`"
-                + " (or TxboxMigrations.migrate) first";
+        return MissingTables.message(tables);
     }
 }

@@ -61,7 +61,11 @@ import org.slf4j.LoggerFactory;
 public final class RabbitPublisher implements Publisher {
     /** Broker tag in metrics: {@value}. */
     public static final String BROKER = "rabbitmq";
-    /** Header carrying the step key, RabbitMQ's conventional name: {@value}. */
+    /**
+     * Header carrying the step key, RabbitMQ's conventional name: {@value}. Every message also
+     * carries it as {@code idempotency-key} ({@code OutboxMessage.IDEMPOTENCY_KEY_HEADER}), as
+     * on Kafka: a consumer may read either.
+     */
     public static final String IDEMPOTENCY_HEADER = "x-idempotency-key";
     /** Default largest message body: 16 MiB, RabbitMQ 4's default {@code max_message_size}. */
     public static final int DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
