@@ -37,7 +37,7 @@ public final class QuickStart {
         ConnectionFactory rabbit = new ConnectionFactory();              // the relay publishes to an
         rabbit.setUri(amqpUri);                                          // exchange you declare
         try (com.rabbitmq.client.Connection c = rabbit.newConnection(); Channel channel = c.createChannel()) {
-            channel.exchangeDeclare("shipping", BuiltinExchangeType.DIRECT, true);
+            channel.exchangeDeclare("shipping", BuiltinExchangeType.TOPIC, true);
         }
         Relay relay = Relay.builder().dataSource(dataSource).tables(tables)
                 .route("shipping", RabbitPublisher.builder().uri(amqpUri).build().exchange("shipping"))

@@ -24,7 +24,9 @@ class QuickStartIT {
 
     @Test
     void placeOrder_deliveredTwice_writesOnceAndPublishesOnce() throws Exception {
-        String schema = "orders_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        String run = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        String schema = "orders_" + run;
+        String orderId = "order-" + run;
         PGSimpleDataSource dataSource = new PGSimpleDataSource();
         dataSource.setUrl(JDBC_URL);
         dataSource.setUser(System.getProperty("orders.jdbcUser", "postgres"));
@@ -37,18 +39,18 @@ class QuickStartIT {
         factory.setUri(AMQP_URI);
         try (Connection rabbit = factory.newConnection(); Channel channel = rabbit.createChannel()) {
             String queue = channel.queueDeclare().getQueue();            // exclusive, deleted on close
-            channel.exchangeDeclare("shipping", "direct", true);
-            channel.queueBind(queue, "shipping", "order-1");
+            channel.exchangeDeclare("shipping", "topic", true);
+            channel.queueBind(queue, "shipping", orderId);
 
             TxboxTables tables = TxboxTables.inSchema(schema);
-            try (Relay first = QuickStart.placeOrder(dataSource, tables, AMQP_URI, "order-1");
-                 Relay second = QuickStart.placeOrder(dataSource, tables, AMQP_URI, "order-1")) {
+            try (Relay first = QuickStart.placeOrder(dataSource, tables, AMQP_URI, orderId);
+                 Relay second = QuickStart.placeOrder(dataSource, tables, AMQP_URI, orderId)) {
                 await().atMost(Duration.ofSeconds(30)).until(() -> channel.messageCount(queue) == 1);
             }
 
             GetResponse shipped = channel.basicGet(queue, true);
             assertArrayEquals("{}".getBytes(), shipped.getBody());
-            assertEquals("order-1:ship", String.valueOf(shipped.getProps().getHeaders().get("idempotency-key")));
+            assertEquals(orderId + ":ship", String.valueOf(shipped.getProps().getHeaders().get("idempotency-key")));
             assertEquals(0, channel.messageCount(queue), "a second delivery of the order published again");
             try (java.sql.Connection c = dataSource.getConnection(); Statement s = c.createStatement();
                  ResultSet rows = s.executeQuery("select count(*) from orders")) {
