@@ -16,15 +16,13 @@ import java.sql.PreparedStatement;
 import javax.sql.DataSource;
 
 public final class QuickStart {
-    /** Places order {@code orderId} once however often it arrives, and publishes it to exchange "shipping". */
-    public static Relay placeOrder(DataSource dataSource, TxboxTables tables, String amqpUri, String orderId)
-            throws Exception {
-        TxboxMigrations.migrate(dataSource, tables);                    // creates or upgrades txbox's tables
+    /** Places order {@code orderId} once, however often it arrives, and publishes it to exchange "shipping". */
+    public static Relay placeOrder(DataSource db, TxboxTables tables, String amqpUri, String orderId) throws Exception {
+        TxboxMigrations.migrate(db, tables);                             // creates or upgrades txbox's tables
         Inbox inbox = Inbox.builder("orders").tables(tables).build();
         Outbox outbox = Outbox.builder().tables(tables).build();
-
         // One transaction: the inbox entry, the business write and the outgoing message commit together.
-        inbox.process(dataSource, InboundMessage.of(orderId, "{}".getBytes()), (tx, message) -> {
+        inbox.process(db, InboundMessage.of(orderId, "{}".getBytes()), (tx, message) -> {
             try (PreparedStatement insert = tx.prepareStatement("insert into orders (id) values (?)")) {
                 insert.setString(1, orderId);
                 insert.executeUpdate();
@@ -33,15 +31,13 @@ public final class QuickStart {
                     .routingKey(orderId).payload(message.payload()).build());
             return null;
         });
-
-        ConnectionFactory rabbit = new ConnectionFactory();              // the relay publishes to an
-        rabbit.setUri(amqpUri);                                          // exchange you declare
-        try (com.rabbitmq.client.Connection c = rabbit.newConnection(); Channel channel = c.createChannel()) {
+        ConnectionFactory rabbit = new ConnectionFactory();              // the relay publishes to an exchange
+        rabbit.setUri(amqpUri);                                          // that you declare
+        try (var connection = rabbit.newConnection(); Channel channel = connection.createChannel()) {
             channel.exchangeDeclare("shipping", BuiltinExchangeType.TOPIC, true);
         }
-        Relay relay = Relay.builder().dataSource(dataSource).tables(tables)
-                .route("shipping", RabbitPublisher.builder().uri(amqpUri).build().exchange("shipping"))
-                .wakeOn(outbox).build();
+        Relay relay = Relay.builder().dataSource(db).tables(tables).wakeOn(outbox)
+                .route("shipping", RabbitPublisher.builder().uri(amqpUri).build().exchange("shipping")).build();
         relay.start();                                                   // publishes until relay.close()
         return relay;
     }
