@@ -239,7 +239,7 @@ final class PostgresRelayStore implements RelayStore {
     private static String backlogQuery(DSLContext r) {
         Field<Integer> head = DSL.field(r.selectCount()
                 .from(r.selectOne().from(O).orderBy(O.ID).limit(DSL.inline(EXACT_BACKLOG_LIMIT + 1)).asTable("s")));
-        Field<Long> span = DSL.field(r.select(DSL.coalesce(O.ID.max().minus(O.ID.min()).plus(DSL.inline(1L)), DSL.inline(0L)))
+        Field<Long> span = DSL.field(r.select(DSL.coalesce(DSL.max(O.ID).minus(DSL.min(O.ID)).plus(DSL.inline(1L)), DSL.inline(0L)))
                 .from(O));
         // a template: the age is an interval, and jOOQ's epoch() takes a point in time
         Field<Long> oldest = DSL.field(r.select(DSL.field("extract(epoch FROM {0} - {1}) * 1000",
