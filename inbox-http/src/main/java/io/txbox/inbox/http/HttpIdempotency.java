@@ -4,35 +4,22 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import io.opentelemetry.api.OpenTelemetry;
 import io.txbox.ConfigException;
-import io.txbox.InvalidInputException;
 import io.txbox.Texts;
-import io.txbox.TxboxException;
-import io.txbox.inbox.Claim;
 import io.txbox.inbox.Fingerprint;
-import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
-import io.txbox.inbox.KeyReuseException;
-import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.TwoPhaseStore;
 import io.txbox.internal.Args;
 import io.txbox.internal.OpenTelemetryTracing;
 import io.txbox.internal.Tracing;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
-import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Makes HTTP requests that carry an {@code Idempotency-Key} header run once, following the
@@ -126,23 +113,9 @@ import org.slf4j.LoggerFactory;
  * twice if the process dies between its commit and the stored response, or if it runs longer
  * than the lease and a retry takes it over.
  *
- * <p>From a servlet filter (no servlet dependency here): build an {@link HttpRequestData} from
- * the request (method, request URI plus query string, headers, body read into bytes), call
- * {@link #handle} with a handler that runs {@code chain.doFilter} on a request wrapper that
- * replays the body and a response wrapper that buffers status, headers and body into an
- * {@link HttpResponseData}, then write the returned response to the real response. With the
- * transactional form, hand {@code tx} to the application, for example as a request attribute:
- * <pre>{@code
- * HttpResponseData out = idempotency.handle(requestData, (tx, req) -> {
- *     BufferingResponse buffered = new BufferingResponse(response);   // your wrapper
- *     request.setAttribute("txbox.tx", tx);                           // the application writes on it
- *     chain.doFilter(new ReplayingRequest(request, req.body()), buffered);
- *     return buffered.toResponseData();
- * });
- * response.setStatus(out.status());
- * out.headers().forEach((name, values) -> values.forEach(v -> response.addHeader(name, v)));
- * response.getOutputStream().write(out.body());
- * }</pre>
+ * <p>A servlet filter, or any other server, builds an {@link HttpRequestData} and writes the
+ * returned {@link HttpResponseData}: see {@code docs/http.md} for the recipe. The Spring Boot
+ * starter ships such a filter.
  *
  * <p>Cost per keyed request: one committed round trip to claim, one to store the response
  * (in the application's transaction with the transactional form); two claims when the key was
@@ -173,31 +146,24 @@ public final class HttpIdempotency {
      */
     public static final int NO_ATTEMPT_LIMIT = Integer.MAX_VALUE;
 
-    /** Message header names that carry the request line into the fingerprint. */
-    static final String METHOD = ":method";
-    static final String PATH = ":path";
     /** The request span's method attribute, as OpenTelemetry's HTTP conventions name it. */
     private static final String METHOD_ATTRIBUTE = "http.request.method";
 
-    private static final Logger log = LoggerFactory.getLogger(HttpIdempotency.class);
 
     private final TwoPhaseStore store;
     /** The transactional form, on the database inbox; null on a store alone. */
     private final @Nullable TransactionalForm transactional;
-    private final Responses responses;
-    private final String headerName;
-    private final Predicate<HttpRequestData> keyRequired;
-    private final Function<HttpRequestData, @Nullable String> tenant;
+    private final PlainForm plain;
+    private final KeyProtocol protocol;
     private final int maxBodyBytes;
     private final Tracing tracing;
 
     private HttpIdempotency(Builder b) {
         this.store = b.store;
-        this.responses = new Responses(b.store, b.headerName, b.replayedHeaders);
+        Responses responses = new Responses(b.store, b.headerName, b.replayedHeaders);
+        this.protocol = new KeyProtocol(b.store, responses, b.headerName, b.keyRequired, b.tenant, b.maxBodyBytes);
+        this.plain = new PlainForm(b.store, responses);
         this.transactional = b.inbox == null || b.ds == null ? null : new TransactionalForm(b.inbox, b.ds, responses);
-        this.headerName = b.headerName;
-        this.keyRequired = b.keyRequired;
-        this.tenant = b.tenant;
         this.maxBodyBytes = b.maxBodyBytes;
         this.tracing = b.tracing;
     }
@@ -237,7 +203,7 @@ public final class HttpIdempotency {
      * {@code fingerprint(..)} option.
      */
     public static Fingerprint fingerprint() {
-        return HttpIdempotency::digest;
+        return RequestFingerprint::digest;
     }
 
     /** The store that keeps the keys: the consumer, and the claims themselves. */
@@ -285,8 +251,7 @@ public final class HttpIdempotency {
     public HttpResponseData handle(HttpRequestData request, RequestHandler handler) {
         Args.notNull(request, "request");
         Args.notNull(handler, "handler");
-        return traced(request, () -> idempotent(request,
-                claim -> claim == null ? run(handler, request) : runClaimed(handler, request, claim)));
+        return traced(request, () -> protocol.answer(request, claim -> plain.run(handler, request, claim)));
     }
 
     /**
@@ -312,7 +277,7 @@ public final class HttpIdempotency {
         Args.notNull(request, "request");
         Args.notNull(handler, "handler");
         TransactionalForm form = requireTransactions();
-        return traced(request, () -> idempotent(request, claim -> form.run(handler, request, claim)));
+        return traced(request, () -> protocol.answer(request, claim -> form.run(handler, request, claim)));
     }
 
     /**
@@ -336,123 +301,6 @@ public final class HttpIdempotency {
                     + "or use the form without database effects");
         }
         return transactional;
-    }
-
-    /** What runs once a request may run: with its acquired claim, or {@code null} when it has no key. */
-    @FunctionalInterface
-    private interface Execution {
-        HttpResponseData run(@Nullable Claim claim);
-    }
-
-    private HttpResponseData idempotent(HttpRequestData request, Execution execution) {
-        if (request.body().length > maxBodyBytes) {
-            // Refused whole, keyed or not: a handler never sees a cut body.
-            return Problems.problem(413, "Content Too Large", "The request body is larger than the limit of "
-                    + maxBodyBytes + " bytes.");
-        }
-        String field = request.header(headerName);
-        if (field == null) {
-            if (keyRequired.test(request)) {
-                return Problems.problem(400, "Bad Request", "This request requires an " + headerName + " header.");
-            }
-            return execution.run(null);
-        }
-        String key;
-        try {
-            key = KeyHeader.parse(headerName, field);
-        } catch (InvalidInputException e) {
-            return Problems.problem(400, "Bad Request", "Invalid " + e.getMessage() + ".");
-        }
-        InboundMessage message = InboundMessage.builder(key, request.body())
-                .header(METHOD, request.method())
-                .header(PATH, request.path())
-                .tenant(tenant.apply(request))
-                .build();
-        Claim claim;
-        try {
-            claim = store.claim(message);
-        } catch (KeyReuseException e) {
-            return Problems.problem(422, "Unprocessable Content", "The " + headerName + " " + Texts.quote(key)
-                    + " was already used for a different request (method, path or body differ).");
-        } catch (InvalidInputException e) {
-            return Problems.problem(400, "Bad Request", "Invalid " + headerName + ": " + e.getMessage());
-        } catch (TxboxException e) {
-            log.error("{} - cannot claim idempotency key {}: {}", store.consumer(), Texts.quote(key), e.toString());
-            return responses.unavailable("The request could not be recorded; it did not run.");
-        }
-        return switch (claim.status()) {
-            case DUPLICATE -> Responses.replay(claim);
-            case IN_FLIGHT -> Problems.problem(409, "Conflict", "A request with the " + headerName + " "
-                    + Texts.quote(key) + " is still being processed. Retry later.");
-            case DEAD -> Problems.problem(500, "Internal Server Error", "The request with the " + headerName + " "
-                    + Texts.quote(key) + " outlived its lease too often (it hung, or the server stopped) and "
-                    + "will not run again.");
-            case ACQUIRED -> execution.run(claim);
-        };
-    }
-
-    private HttpResponseData runClaimed(RequestHandler handler, HttpRequestData request, Claim claim) {
-        HttpResponseData response = run(handler, request);
-        try {
-            if (response.status() >= 500) {
-                // Not stored, per the draft: the client may retry and run it again.
-                store.release(claim);
-            } else {
-                store.complete(claim, response.status(), responses.replayed(response.headers()), response.body());
-            }
-        } catch (LeaseLostException e) {
-            log.warn("{} - response for key {} not stored: the claim was taken over (the request ran longer than "
-                    + "the lease)", store.consumer(), Texts.quote(claim.key()));
-        } catch (TxboxException e) {
-            log.error("{} - response for key {} not stored; a retry after the lease runs it again: {}",
-                    store.consumer(), Texts.quote(claim.key()), e.toString());
-        }
-        return response;
-    }
-
-    private HttpResponseData run(RequestHandler handler, HttpRequestData request) {
-        try {
-            return Objects.requireNonNull(handler.handle(request), "the request handler returned null");
-        } catch (Exception e) {
-            return responses.failed(request, e);
-        }
-    }
-
-    /**
-     * Refuses a store whose fingerprint would let a key reused for another request replay the
-     * first one's response: two requests that differ only in method, or only in path, must get
-     * different fingerprints.
-     */
-    static void checkFingerprint(TwoPhaseStore store) {
-        Fingerprint f = store.fingerprint();
-        byte[] body = new byte[0];
-        byte[] get = f.of(request("GET", "/", body));
-        byte[] post = f.of(request("POST", "/", body));
-        byte[] other = f.of(request("GET", "/other", body));
-        if (get == null || Arrays.equals(get, post) || Arrays.equals(get, other)) {
-            throw new ConfigException("the two-phase store of consumer " + Texts.quote(store.consumer())
-                    + " does not fingerprint the request method and path, so a key reused for another request "
-                    + "would replay that request's response; build the inbox (or store) with "
-                    + ".fingerprint(HttpIdempotency.fingerprint())");
-        }
-    }
-
-    private static InboundMessage request(String method, String path, byte[] body) {
-        return InboundMessage.builder("fingerprint-check", body).header(METHOD, method).header(PATH, path).build();
-    }
-
-    /** SHA-256 over method, path and body, separated so that no two requests share an encoding. */
-    private static byte[] digest(InboundMessage m) {
-        try {
-            MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            digest.update(Objects.requireNonNull(m.header(METHOD)).getBytes(StandardCharsets.UTF_8));
-            digest.update((byte) 0);
-            digest.update(Objects.requireNonNull(m.header(PATH)).getBytes(StandardCharsets.UTF_8));
-            digest.update((byte) 0);
-            return digest.digest(m.payload());
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform has SHA-256", e);
-        }
     }
 
     // ---- com.sun.net.httpserver ----
@@ -639,7 +487,7 @@ public final class HttpIdempotency {
          *     and body (build it with {@link HttpIdempotency#fingerprint()})
          */
         public HttpIdempotency build() {
-            checkFingerprint(store);
+            RequestFingerprint.check(store);
             return new HttpIdempotency(this);
         }
     }

@@ -22,7 +22,7 @@ class HttpIdempotencyTest {
 
     private static byte[] fp(String method, String path, String body) {
         return HttpIdempotency.fingerprint().of(InboundMessage.builder("k", body.getBytes(UTF_8))
-                .header(HttpIdempotency.METHOD, method).header(HttpIdempotency.PATH, path).build());
+                .header(RequestFingerprint.METHOD, method).header(RequestFingerprint.PATH, path).build());
     }
 
     @Test
