@@ -1,7 +1,6 @@
 package io.txbox.bench;
 
 import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConfirmListener;
 import com.rabbitmq.client.Connection;
@@ -158,11 +157,7 @@ final class Bare {
      * between. The best window's rate is the result.
      */
     static Result rabbit(Connection conn, String exchange, List<Msg> msgs, List<Integer> windows) throws Exception {
-        try (Channel admin = conn.createChannel()) {
-            admin.exchangeDeclare(exchange, BuiltinExchangeType.FANOUT, true);
-            admin.queueDeclare(exchange, true, false, false, Map.of("x-queue-type", "classic"));
-            admin.queueBind(exchange, exchange, "");
-        }
+        Destination.declareFanout(conn, exchange);
         double best = 0;
         StringBuilder detail = new StringBuilder("bare amqp-client confirm loop, msg/s by window:");
         try {
@@ -175,10 +170,7 @@ final class Bare {
                 }
             }
         } finally {
-            try (Channel admin = conn.createChannel()) {
-                admin.queueDelete(exchange);
-                admin.exchangeDelete(exchange);
-            }
+            Destination.deleteFanout(conn, exchange);
         }
         return new Result(best, detail.toString());
     }

@@ -18,6 +18,8 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.producer.KafkaProducer;
 
 /**
  * Where a relay scenario's messages go and how they are read back: a fresh Kafka topic, or a
@@ -69,6 +71,28 @@ abstract class Destination implements AutoCloseable {
      */
     abstract Bare.Result bare(List<Bare.Msg> msgs, List<Integer> windows) throws Exception;
 
+    /**
+     * Drains the outbox rows of {@code outboxDestination} with {@link ByHand}'s loop to a fresh
+     * twin of this destination on the same broker; rows per second.
+     */
+    abstract double byHand(DataSource ds, String outboxDestination, int batchSize, int workers) throws Exception;
+
+    /** A durable fanout exchange with one durable classic queue of the same name bound to it. */
+    static void declareFanout(Connection conn, String name) throws IOException, java.util.concurrent.TimeoutException {
+        try (Channel ch = conn.createChannel()) {
+            ch.exchangeDeclare(name, BuiltinExchangeType.FANOUT, true);
+            ch.queueDeclare(name, true, false, false, Map.of("x-queue-type", "classic"));
+            ch.queueBind(name, name, "");
+        }
+    }
+
+    static void deleteFanout(Connection conn, String name) throws IOException, java.util.concurrent.TimeoutException {
+        try (Channel ch = conn.createChannel()) {
+            ch.queueDelete(name);
+            ch.exchangeDelete(name);
+        }
+    }
+
     @Override
     public void close() throws Exception {}
 
@@ -85,6 +109,14 @@ abstract class Destination implements AutoCloseable {
             env.createTopic(name, 4);
             // the bare client's twin, made now so that its partitions have leaders long before it is used
             env.createTopic(name + "-bare", 4);
+            env.createTopic(name + "-hand", 4);
+        }
+
+        @Override
+        double byHand(DataSource ds, String outboxDestination, int batchSize, int workers) throws Exception {
+            try (KafkaProducer<byte[], byte[]> p = Bare.producer(env.kafkaBootstrap(), overrides)) {
+                return ByHand.drain(env, ds, outboxDestination, batchSize, workers, () -> ByHand.kafka(p, name + "-hand"));
+            }
         }
 
         @Override
@@ -117,10 +149,23 @@ abstract class Destination implements AutoCloseable {
             super(name);
             this.env = env;
             this.admin = env.rabbit().newConnection("txbox-bench-admin");
-            try (Channel ch = admin.createChannel()) {
-                ch.exchangeDeclare(name, BuiltinExchangeType.FANOUT, true);
-                ch.queueDeclare(name, true, false, false, Map.of("x-queue-type", "classic"));
-                ch.queueBind(name, name, "");
+            declareFanout(admin, name);
+        }
+
+        @Override
+        double byHand(DataSource ds, String outboxDestination, int batchSize, int workers) throws Exception {
+            String twin = name + "-hand";
+            declareFanout(admin, twin);
+            try (Connection conn = env.rabbit().newConnection("txbox-bench-by-hand")) {
+                return ByHand.drain(env, ds, outboxDestination, batchSize, workers, () -> {
+                    try {
+                        return ByHand.rabbit(conn, twin);
+                    } catch (Exception e) {
+                        throw new IllegalStateException("cannot open a by-hand channel", e);
+                    }
+                });
+            } finally {
+                deleteFanout(admin, twin);
             }
         }
 
@@ -192,9 +237,8 @@ abstract class Destination implements AutoCloseable {
 
         @Override
         public void close() throws Exception {
-            try (Channel ch = admin.createChannel()) {
-                ch.queueDelete(name);
-                ch.exchangeDelete(name);
+            try {
+                deleteFanout(admin, name);
             } finally {
                 admin.close();
             }

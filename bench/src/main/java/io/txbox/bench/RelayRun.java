@@ -76,6 +76,10 @@ final class RelayRun {
         return this;
     }
 
+    long warmupRows() {
+        return warmupRows;
+    }
+
     /**
      * Drains {@link #warmupRows} rows through a throw-away destination before anything is
      * measured, so the JIT has compiled the claim, publish and delete paths: without it a short

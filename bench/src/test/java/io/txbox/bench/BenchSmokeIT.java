@@ -40,6 +40,8 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/lost").asLong()).isZero();
         assertThat(bench.at("/figures/bare_msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
+        assertThat(bench.at("/figures/by_hand_msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ratio_to_by_hand").asDouble()).isPositive();
     }
 
     @Test
@@ -56,6 +58,8 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/lost").asLong()).isZero();
         assertThat(bench.at("/figures/bare_msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
+        assertThat(bench.at("/figures/by_hand_msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ratio_to_by_hand").asDouble()).isPositive();
     }
 
     @Test
