@@ -98,6 +98,26 @@ final class Bare {
         return new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
+    /** {@code m} as the relay's Kafka record: the routing key as the record key, the two key headers. */
+    static ProducerRecord<byte[], byte[]> record(String topic, Msg m) {
+        List<Header> headers = List.of(
+                new RecordHeader(OutboxMessage.IDEMPOTENCY_KEY_HEADER, m.stepKey().getBytes(StandardCharsets.UTF_8)),
+                new RecordHeader(OutboxMessage.ORIGINAL_KEY_HEADER, m.originalKey().getBytes(StandardCharsets.UTF_8)));
+        byte[] key = m.routingKey() == null ? null : m.routingKey().getBytes(StandardCharsets.UTF_8);
+        return new ProducerRecord<>(topic, null, key, m.payload(), headers);
+    }
+
+    /** Publishes {@code m} as the relay does: persistent, mandatory, message id and key headers. */
+    static void publish(Channel ch, String exchange, Msg m, Date now) throws java.io.IOException {
+        Map<String, Object> headers = new HashMap<>();
+        headers.put(OutboxMessage.IDEMPOTENCY_KEY_HEADER, m.stepKey());
+        headers.put(OutboxMessage.ORIGINAL_KEY_HEADER, m.originalKey());
+        headers.put(RabbitPublisher.IDEMPOTENCY_HEADER, m.stepKey());
+        AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().deliveryMode(2).messageId(m.stepKey())
+                .timestamp(now).headers(headers).build();
+        ch.basicPublish(exchange, m.routingKey() == null ? "" : m.routingKey(), true, props, m.payload());
+    }
+
     /**
      * A {@link KafkaProducer} with the relay's producer settings (idempotent, {@code acks=all},
      * {@link KafkaPublisher}'s documented defaults, the run's overrides) sends every message
@@ -128,11 +148,7 @@ final class Bare {
                 java.util.Queue<Msg> failed = new java.util.concurrent.ConcurrentLinkedQueue<>();
                 for (Msg m : todo) {
                     free.acquire();
-                    List<Header> headers = List.of(
-                            new RecordHeader(OutboxMessage.IDEMPOTENCY_KEY_HEADER, m.stepKey().getBytes(StandardCharsets.UTF_8)),
-                            new RecordHeader(OutboxMessage.ORIGINAL_KEY_HEADER, m.originalKey().getBytes(StandardCharsets.UTF_8)));
-                    byte[] key = m.routingKey() == null ? null : m.routingKey().getBytes(StandardCharsets.UTF_8);
-                    p.send(new ProducerRecord<>(topic, null, key, m.payload(), headers), (md, e) -> {
+                    p.send(record(topic, m), (md, e) -> {
                         free.release();
                         if (e != null) {
                             lastError.set(e);
@@ -209,13 +225,7 @@ final class Bare {
             Date now = new Date();
             for (Msg m : msgs) {
                 free.acquire();
-                Map<String, Object> headers = new HashMap<>();
-                headers.put(OutboxMessage.IDEMPOTENCY_KEY_HEADER, m.stepKey());
-                headers.put(OutboxMessage.ORIGINAL_KEY_HEADER, m.originalKey());
-                headers.put(RabbitPublisher.IDEMPOTENCY_HEADER, m.stepKey());
-                AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().deliveryMode(2).messageId(m.stepKey())
-                        .timestamp(now).headers(headers).build();
-                ch.basicPublish(exchange, m.routingKey() == null ? "" : m.routingKey(), true, props, m.payload());
+                publish(ch, exchange, m, now);
             }
             if (!free.tryAcquire(window, Duration.ofSeconds(60).toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("bare RabbitMQ loop: only " + settled.get() + " of " + msgs.size() + " confirmed");

@@ -1,19 +1,13 @@
 package io.txbox.bench;
 
-import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
-import io.txbox.outbox.OutboxMessage;
-import io.txbox.relay.rabbitmq.RabbitPublisher;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Date;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -21,10 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.internals.RecordHeader;
 
 /**
  * The relay a careful engineer writes by hand, the baseline {@code ratio_to_by_hand} compares
@@ -35,7 +26,7 @@ import org.apache.kafka.common.header.internals.RecordHeader;
  */
 final class ByHand {
     /** One claimed row. */
-    private record Row(long id, String stepKey, String originalKey, String routingKey, byte[] payload) {}
+    private record Row(long id, Bare.Msg msg) {}
 
     /** Sends one claimed batch and returns once the broker has acknowledged all of it. */
     @FunctionalInterface
@@ -93,7 +84,7 @@ final class ByHand {
             ps.setString(1, destination);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    rows.add(new Row(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getBytes(5)));
+                    rows.add(new Row(rs.getLong(1), new Bare.Msg(rs.getString(2), rs.getString(3), rs.getString(4), rs.getBytes(5))));
                 }
             }
         }
@@ -127,11 +118,7 @@ final class ByHand {
         return rows -> {
             List<Future<RecordMetadata>> acks = new ArrayList<>(rows.size());
             for (Row r : rows) {
-                List<Header> headers = List.of(
-                        new RecordHeader(OutboxMessage.IDEMPOTENCY_KEY_HEADER, r.stepKey().getBytes(StandardCharsets.UTF_8)),
-                        new RecordHeader(OutboxMessage.ORIGINAL_KEY_HEADER, r.originalKey().getBytes(StandardCharsets.UTF_8)));
-                byte[] key = r.routingKey() == null ? null : r.routingKey().getBytes(StandardCharsets.UTF_8);
-                acks.add(producer.send(new ProducerRecord<>(topic, null, key, r.payload(), headers)));
+                acks.add(producer.send(Bare.record(topic, r.msg())));
             }
             for (Future<RecordMetadata> ack : acks) {
                 ack.get(); // a failure ends the run: the batch is rolled back, as by-hand code would
@@ -149,13 +136,7 @@ final class ByHand {
         return rows -> {
             Date now = new Date();
             for (Row r : rows) {
-                Map<String, Object> headers = new HashMap<>();
-                headers.put(OutboxMessage.IDEMPOTENCY_KEY_HEADER, r.stepKey());
-                headers.put(OutboxMessage.ORIGINAL_KEY_HEADER, r.originalKey());
-                headers.put(RabbitPublisher.IDEMPOTENCY_HEADER, r.stepKey());
-                AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().deliveryMode(2).messageId(r.stepKey())
-                        .timestamp(now).headers(headers).build();
-                ch.basicPublish(exchange, r.routingKey() == null ? "" : r.routingKey(), true, props, r.payload());
+                Bare.publish(ch, exchange, r.msg(), now);
             }
             ch.waitForConfirmsOrDie(60_000);
         };
