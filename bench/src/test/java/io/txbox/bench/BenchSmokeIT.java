@@ -63,6 +63,16 @@ class BenchSmokeIT {
     }
 
     @Test
+    void relayFootprint_samplesTheStandaloneProcess() throws Exception {
+        JsonNode bench = run("relay-footprint", "--rows", "2000", "--idle-seconds", "0", "--kafka", kafka);
+        assertThat(bench.at("/figures/ready_ms").asDouble()).isPositive();
+        assertThat(bench.at("/figures/idle_rss_mb").asDouble()).isPositive();
+        assertThat(bench.at("/figures/drain_rss_max_mb").asDouble()).isPositive();
+        assertThat(bench.at("/figures/drain_heap_after_gc_mb").asDouble()).isPositive();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+    }
+
+    @Test
     void e2eLatency_measuresEveryMessage() throws Exception {
         JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--noise", "1",
                 "--kafka", kafka);
