@@ -48,6 +48,7 @@ final class E2eLatency extends Scenario {
     private long doubled = -1;
     private int noise;
     private boolean traceSql;
+    private boolean relayProcess;
 
     @Override
     void configure(Options o) {
@@ -69,6 +70,12 @@ final class E2eLatency extends Scenario {
             throw new Options.UsageException("--consumer must be library (txbox's KafkaInboxConsumer) or plain, but was '"
                     + consumerKind + "'");
         }
+        String relay = o.string("relay", "in-process", "in-process, or process: also the standalone relay jar in its own"
+                + " JVM with its defaults, measured after the in-process relay in the same run");
+        if (!relay.equals("in-process") && !relay.equals("process")) {
+            throw new Options.UsageException("--relay must be in-process or process, but was '" + relay + "'");
+        }
+        relayProcess = relay.equals("process");
         relayRun = new RelayRun(o);
         if (consumerBatch < 1) {
             throw new Options.UsageException("--consumer-batch must be 1 or more records, but was " + consumerBatch);
@@ -87,7 +94,7 @@ final class E2eLatency extends Scenario {
     }
 
     /** Business rows the receivers committed: {all rows, distinct message keys}. */
-    private static long[] businessRows(BenchEnv env) throws SQLException {
+    static long[] businessRows(BenchEnv env) throws SQLException {
         try (Connection c = env.adminConnection(); java.sql.Statement s = c.createStatement();
                 java.sql.ResultSet rs = s.executeQuery("SELECT count(*), count(DISTINCT message_key) FROM \""
                         + env.schema + "\".business")) {
@@ -206,6 +213,10 @@ final class E2eLatency extends Scenario {
                     System.out.print("relay (" + (warmup + seconds) + " s, warm-up included):\n" + relaySql.table()
                             + "receivers:\n" + recvSql.table());
                 }
+                if (relayProcess) {
+                    processFigures(ProcessPass.run(this, env, sendDs, recvDs, inbox, payload, total, firstMeasured,
+                            consumers, consumerBatch));
+                }
                 double[] bareCpu = new double[3];
                 Histogram bare = bare(recvPool, payload, bareCpu);
                 double ratio = bare.getValueAtPercentile(99) == 0 ? 0
@@ -275,6 +286,26 @@ final class E2eLatency extends Scenario {
         }
     }
 
+    private void processFigures(ProcessPass.Result p) {
+        Histogram h = p.latency();
+        log("relay process: p50 %.2f ms, p99 %.2f ms, lost %d, doubled %d", ms(h.getValueAtPercentile(50)),
+                ms(h.getValueAtPercentile(99)), p.lost(), p.doubled());
+        lost = lost + p.lost();
+        doubled = doubled + p.doubled();
+        report.figure("process_p50_ms", ms(h.getValueAtPercentile(50)), "ms")
+                .figure("process_p99_ms", ms(h.getValueAtPercentile(99)), "ms")
+                .figure("process_max_ms", ms(h.getMaxValue()), "ms")
+                .figure("process_measured", h.getTotalCount(), "msgs")
+                .figure("process_ready_ms", Report.round(p.readyMs(), 0), "ms")
+                .figure("process_send_errors", p.sendErrors(), "msgs")
+                .figure("process_lost", p.lost(), "msgs")
+                .figure("process_doubled", p.doubled(), "msgs")
+                .target("process_p50_ms", "<=", 10)
+                .target("process_p99_ms", "<=", 50);
+        report.note("process_*: the standalone relay jar in its own JVM with its defaults (not woken by the send),"
+                + " the same schedule and receivers, after the in-process pass");
+    }
+
     /**
      * p50 / p99 of each stage of the measured messages (the stages of one message need not add
      * up to its latency's percentile): where the tail queues; the bare pipeline's as {@code bare_stage_*}.
@@ -335,7 +366,7 @@ final class E2eLatency extends Scenario {
     record Paced(long late, double seconds) {}
 
     /** Calls {@code send} with 0 .. total-1 on the sender threads, message i due at start + i / rate. */
-    private Paced paced(int total, LongConsumer send) throws InterruptedException {
+    Paced paced(int total, LongConsumer send) throws InterruptedException {
         long t0 = System.nanoTime() + 50_000_000L;
         AtomicLong next = new AtomicLong();
         AtomicLong late = new AtomicLong();
@@ -446,7 +477,7 @@ final class E2eLatency extends Scenario {
         }
     }
 
-    private static void record(String key, long nanos, int firstMeasured, Recorder latency, AtomicLong measured,
+    static void record(String key, long nanos, int firstMeasured, Recorder latency, AtomicLong measured,
             AtomicLongArray maxPerSecond, long start) {
         if (index(key) < firstMeasured) {
             return;

@@ -63,6 +63,16 @@ class BenchSmokeIT {
     }
 
     @Test
+    void e2eLatency_throughTheRelayProcess_measuresEveryMessage() throws Exception {
+        JsonNode bench = run("e2e-latency", "--relay", "process", "--rate", "100", "--seconds", "2", "--warmup", "0",
+                "--kafka", kafka);
+        assertThat(bench.at("/figures/process_measured").asLong()).isEqualTo(200);
+        assertThat(bench.at("/figures/process_p99_ms").asDouble()).isPositive();
+        assertThat(bench.at("/figures/process_lost").asLong()).isZero();
+        assertThat(bench.at("/figures/process_doubled").asLong()).isZero();
+    }
+
+    @Test
     void relayFootprint_samplesTheStandaloneProcess() throws Exception {
         JsonNode bench = run("relay-footprint", "--rows", "2000", "--idle-seconds", "0", "--kafka", kafka);
         assertThat(bench.at("/figures/ready_ms").asDouble()).isPositive();
