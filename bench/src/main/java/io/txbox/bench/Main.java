@@ -47,6 +47,9 @@ public final class Main {
                 "drain a RabbitMQ backlog through RabbitInboxConsumer; ratio_to_bare and batch_speedup in the same run"));
         SCENARIOS.put("sustained", new Entry(Sustained::new,
                 "fixed-rate writers for minutes, then with a transaction held open: drain rate and claim p99 over time"));
+        SCENARIOS.put("poison", new Entry(Poison::new,
+                "drain a Kafka backlog with 1 % of the keys failing every time against the same backlog without poison:"
+                        + " healthy_ratio, first_healthy_delay_ms, order_violations"));
         SCENARIOS.put("scale-out", new Entry(ScaleOut::new,
                 "1, 2, 4 relay processes (JVMs) on one outbox: ratio_4_to_1, order violations, hand-over after SIGKILL"));
     }
