@@ -256,6 +256,24 @@ public interface Relay extends AutoCloseable {
         }
 
         /**
+         * Destinations whose dead-lettered rows do not park their routing key: after
+         * {@code maxAttempts} (or a refusal for good) the row is dead-lettered and the key's later
+         * rows go on at once. Default none: the key stays parked, its later rows waiting in order,
+         * until an operator retries or skips the dead row ({@link DeadLetters}). {@code "*"} moves
+         * on in every destination. Each call replaces the list.
+         */
+        public Builder moveOnDestinations(String... destinations) {
+            Args.notNull(destinations, "destinations");
+            for (String d : destinations) {
+                if (d == null || d.isBlank() || d.contains(",")) {
+                    throw new ConfigException("moveOnDestinations must be destination names (non-blank, no comma) or *,"
+                            + " but had " + (d == null ? "null" : Texts.quote(d)));
+                }
+            }
+            return RelayOption.MOVE_ON_DESTINATIONS.set(this, String.join(",", destinations));
+        }
+
+        /**
          * Retry delay after the first failure, doubled per attempt up to {@code maxBackoff}, with
          * jitter of up to half the delay; defaults 500 ms and 5 min.
          */
@@ -358,7 +376,8 @@ public interface Relay extends AutoCloseable {
                     RelayOption.BATCH_SIZE.get(this), RelayOption.POLL_INTERVAL.get(this), publishTimeout, laneLease,
                     RelayOption.MAX_ATTEMPTS.get(this), new Backoff(initialBackoff, maxBackoff),
                     RelayOption.BACKLOG_INTERVAL.get(this), RelayOption.SHUTDOWN_TIMEOUT.get(this), List.copyOf(wakeOn),
-                    listener, clock, ticker, random, closePublishers).relay();
+                    listener, clock, ticker, random, closePublishers,
+                    RelaySettings.destinations(RelayOption.MOVE_ON_DESTINATIONS.get(this))).relay();
         }
 
         /** Called by {@link RelayOption#set} once the value is checked. */
