@@ -60,8 +60,15 @@ final class OrderOracle {
         }
     }
 
+    /**
+     * The poison key of a history: its row {@code seq} ({@code stepKey}) was refused for good and
+     * parked the key until the history skipped it at {@code releasedAtMs}; none of the key's later
+     * rows may reach the broker before then, and the skipped row is not lost.
+     */
+    record Parking(String key, long seq, String stepKey, long releasedAtMs) {}
+
     static Verdict check(OrderPlan plan, String combo, OrderLog log, List<Received> received, long dead, long left,
-            DataSource ds, TxboxTables tables) {
+            DataSource ds, TxboxTables tables, Parking parking) {
         List<OrderLog.Write> writes = log.writes();
         Map<String, OrderLog.Write> byStep = new HashMap<>();
         writes.forEach(w -> byStep.put(w.stepKey(), w));
@@ -71,6 +78,7 @@ final class OrderOracle {
         Set<String> publishedSteps = new HashSet<>();
         Set<String> unknown = new TreeSet<>();
         Set<String> phantom = new TreeSet<>();
+        Set<String> whileParked = new TreeSet<>();
         KeyOrder order = new KeyOrder();
         for (Received r : received) {
             publishedSteps.add(r.stepKey());
@@ -85,6 +93,10 @@ final class OrderOracle {
             if (!w.delayed()) {
                 order.add(w.key(), w.seq());
             }
+            if (w.key().equals(parking.key()) && w.seq() > parking.seq() && r.brokerMs() < parking.releasedAtMs()) {
+                whileParked.add(w + " reached the broker at " + r.brokerMs() + " ms, before the release at "
+                        + parking.releasedAtMs() + " ms");
+            }
         }
         Set<String> lost = new TreeSet<>();
         int committed = 0;
@@ -94,7 +106,7 @@ final class OrderOracle {
             if (w.outcome() == OrderLog.Outcome.COMMITTED) {
                 committed++;
                 delayed += w.delayed() ? 1 : 0;
-                if (!publishedSteps.contains(w.stepKey())) {
+                if (!publishedSteps.contains(w.stepKey()) && !w.stepKey().equals(parking.stepKey())) {
                     lost.add(w.toString());
                 }
             } else if (w.outcome() == OrderLog.Outcome.ROLLED_BACK) {
@@ -109,6 +121,13 @@ final class OrderOracle {
         if (!phantom.isEmpty()) {
             problems.add(phantom.size() + " rolled-back rows published");
             report.append("\n  rolled back yet published: ").append(first(phantom));
+        }
+        if (!whileParked.isEmpty()) {
+            problems.add(whileParked.size() + " rows of the parked key published before its release");
+            report.append("\n  published while parked: ").append(first(whileParked));
+        }
+        if (publishedSteps.contains(parking.stepKey())) {
+            problems.add("the poison row " + parking.stepKey() + " was published");
         }
         if (!unknown.isEmpty()) {
             problems.add(unknown.size() + " records no writer wrote");

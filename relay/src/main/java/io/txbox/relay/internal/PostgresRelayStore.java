@@ -568,11 +568,12 @@ final class PostgresRelayStore implements RelayStore {
             keys[i] = row.routingKey();
         }
         try (PreparedStatement ps = c.prepareStatement(hold)) {
-            ps.setArray(1, c.createArrayOf("int8", ids));
-            ps.setArray(2, c.createArrayOf("int2", rowLanes));
-            ps.setArray(3, c.createArrayOf("varchar", destinations));
-            ps.setArray(4, c.createArrayOf("varchar", keys));
-            ps.setBoolean(5, parked);
+            // the parked flag's parameter is in the select list, before the arrays of its FROM
+            ps.setBoolean(1, parked);
+            ps.setArray(2, c.createArrayOf("int8", ids));
+            ps.setArray(3, c.createArrayOf("int2", rowLanes));
+            ps.setArray(4, c.createArrayOf("varchar", destinations));
+            ps.setArray(5, c.createArrayOf("varchar", keys));
             ps.executeUpdate();
         }
     }
