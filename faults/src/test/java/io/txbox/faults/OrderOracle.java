@@ -26,7 +26,9 @@ import javax.sql.DataSource;
  *       are only checked for arrival;
  *   <li>a row published twice only in a history with a fault that allows it (anything but a
  *       stall), and an inbox consumer turns every duplicate into exactly one effect;
- *   <li>nothing dead-lettered, nothing left in the outbox.
+ *   <li>the poison key ({@link Parking}): its poison row never published, and none of its later
+ *       rows before the history released the parked key (skipped the dead row);
+ *   <li>nothing dead-lettered (the skipped poison row is gone), nothing left in the outbox.
  * </ul>
  * A failure names the seed and, per broken key, the shortest stretch of the history that shows
  * it: the key's records in broker order from the overtaking one to the late one, the key's

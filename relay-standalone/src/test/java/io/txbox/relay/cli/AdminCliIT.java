@@ -269,6 +269,8 @@ class AdminCliIT {
         sql("insert into " + table(tables.outboxKeyHoldTable()) + " (row_id, lane, destination, routing_key, parked_at)"
                 + " values (" + id + ", " + io.txbox.outbox.Lanes.of("rk", "x") + ", '" + destination + "', 'rk',"
                 + " now() - interval '2 hours')");
+        // the rows waiting behind a dead row came after it: higher ids
+        sql("select setval(pg_get_serial_sequence('" + table(tables.outboxTable()) + "', 'id'), 100000)");
         try (Connection c = PG.connection()) {
             c.setAutoCommit(false);
             for (int i = 0; i < waiting; i++) {
