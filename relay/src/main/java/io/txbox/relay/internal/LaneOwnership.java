@@ -154,7 +154,8 @@ final class LaneOwnership {
     /**
      * In the batch's transaction: locks this member's lanes (renewing their lease when due),
      * drops the lanes another member took over (their fence moved on), and returns the lanes
-     * still held that are not blocked by a failed row's retry. Empty when no lane is held.
+     * still held that are not blocked (a lane block is what relays before per-key holds wrote;
+     * this relay holds keys instead, {@link RelayStore#hold}). Empty when no lane is held.
      */
     List<Short> lock(Connection c) throws SQLException {
         heldFrom = 0;
