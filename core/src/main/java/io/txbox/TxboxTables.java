@@ -64,6 +64,11 @@ public record TxboxTables(String schema, String prefix) {
         return prefix + "outbox_dead";
     }
 
+    /** The relay's per-key holds: routing keys held back at a failing or dead-lettered row. */
+    public String outboxKeyHoldTable() {
+        return prefix + "outbox_key_hold";
+    }
+
     public String relayLaneTable() {
         return prefix + "relay_lane";
     }

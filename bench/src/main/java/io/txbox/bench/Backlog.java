@@ -21,8 +21,13 @@ final class Backlog {
     private Backlog() {}
 
     static OutboxMessage message(long i, String destination, byte[] payload) {
+        return message(i, destination, payload, 1000);
+    }
+
+    /** Row {@code i} with routing key {@code acct-<i mod keys>}. */
+    static OutboxMessage message(long i, String destination, byte[] payload, int keys) {
         return OutboxMessage.builder(StepKey.of("o" + i, STEP), destination)
-                .routingKey("acct-" + (i % 1000))
+                .routingKey("acct-" + (i % keys))
                 // a fresh payload per row: identical ones would let the producer's compression flatter Kafka
                 .payload(Scenario.payload(payload.length))
                 .build();
@@ -34,6 +39,12 @@ final class Backlog {
      */
     static double fill(DataSource ds, Outbox outbox, String destination, long from, long n, int threads, int txSize,
             byte[] payload, double ratePerSec, Timeline line) throws InterruptedException {
+        return fill(ds, outbox, destination, from, n, threads, txSize, payload, ratePerSec, line, 1000);
+    }
+
+    /** {@link #fill} over {@code keys} routing keys. */
+    static double fill(DataSource ds, Outbox outbox, String destination, long from, long n, int threads, int txSize,
+            byte[] payload, double ratePerSec, Timeline line, int keys) throws InterruptedException {
         AtomicLong next = new AtomicLong(from);
         long end = from + n;
         List<Thread> workers = new ArrayList<>();
@@ -58,7 +69,7 @@ final class Backlog {
                     }
                     batch.clear();
                     for (long i = first; i < last; i++) {
-                        batch.add(message(i, destination, payload));
+                        batch.add(message(i, destination, payload, keys));
                     }
                     for (int attempt = 0; ; attempt++) {
                         try (Connection c = ds.getConnection()) {

@@ -49,6 +49,9 @@ public final class Main {
                 "fixed-rate writers for minutes, then with a transaction held open: drain rate and claim p99 over time"));
         SCENARIOS.put("relay-footprint", new Entry(Footprint::new,
                 "the standalone relay process: ready time, RSS, threads and heap after GC, idle and draining"));
+        SCENARIOS.put("poison", new Entry(Poison::new,
+                "drain a Kafka backlog with 1 % of the keys failing every time against the same backlog without poison:"
+                        + " healthy_ratio, first_healthy_delay_ms, order_violations"));
         SCENARIOS.put("scale-out", new Entry(ScaleOut::new,
                 "1, 2, 4 relay processes (JVMs) on one outbox: ratio_4_to_1, order violations, hand-over after SIGKILL"));
     }

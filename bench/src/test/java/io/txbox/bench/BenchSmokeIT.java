@@ -218,6 +218,17 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/runs/1/outboxReads/deleted").asLong()).isGreaterThanOrEqualTo(4000);
     }
 
+    @Test
+    void poison_healthyKeysKeepTheirRateAndOrder() throws Exception {
+        JsonNode bench = run("poison", "--rows", "3000", "--keys", "200", "--warmup-rows", "0", "--max-seconds", "30",
+                "--kafka", kafka);
+        assertThat(bench.at("/figures/healthy_ratio").asDouble()).isPositive();
+        assertThat(bench.at("/figures/healthy_not_published").asLong()).isZero();
+        assertThat(bench.at("/figures/order_violations").asLong()).isZero();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+        assertThat(bench.at("/figures/poison_keys").asInt()).isEqualTo(2);
+    }
+
     private static JsonNode run(String... args) throws Exception {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         List<String> all = new ArrayList<>(List.of(args));

@@ -5,6 +5,7 @@ import io.txbox.internal.schema.Txbox;
 import io.txbox.internal.schema.tables.TxboxInbox;
 import io.txbox.internal.schema.tables.TxboxOutbox;
 import io.txbox.internal.schema.tables.TxboxOutboxDead;
+import io.txbox.internal.schema.tables.TxboxOutboxKeyHold;
 import io.txbox.internal.schema.tables.TxboxRelayLane;
 import io.txbox.internal.schema.tables.TxboxRelayMember;
 import java.sql.Connection;
@@ -43,6 +44,7 @@ public final class Jooq {
                         map(TxboxInbox.TXBOX_INBOX.getName(), genPrefix, tables.prefix()),
                         map(TxboxOutbox.TXBOX_OUTBOX.getName(), genPrefix, tables.prefix()),
                         map(TxboxOutboxDead.TXBOX_OUTBOX_DEAD.getName(), genPrefix, tables.prefix()),
+                        map(TxboxOutboxKeyHold.TXBOX_OUTBOX_KEY_HOLD.getName(), genPrefix, tables.prefix()),
                         map(TxboxRelayLane.TXBOX_RELAY_LANE.getName(), genPrefix, tables.prefix()),
                         map(TxboxRelayMember.TXBOX_RELAY_MEMBER.getName(), genPrefix, tables.prefix()));
         return new Settings()

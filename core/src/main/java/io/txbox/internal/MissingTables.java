@@ -44,7 +44,7 @@ public final class MissingTables {
         }
         String text = String.valueOf(SqlErrors.findSql(e).getMessage()).toLowerCase(Locale.ROOT);
         for (String table : List.of(tables.outboxTable(), tables.outboxDeadTable(), tables.inboxTable(),
-                tables.relayLaneTable(), tables.relayMemberTable())) {
+                tables.outboxKeyHoldTable(), tables.relayLaneTable(), tables.relayMemberTable())) {
             if (text.contains(table.toLowerCase(Locale.ROOT))) {
                 return true;
             }

@@ -36,7 +36,8 @@ import org.apache.kafka.common.header.Header;
 /**
  * One randomized history of the order checker: writers of several keys, each key written by
  * strictly sequential transactions ({@code key:seq} payloads) with random think times, slow
- * commits, delays and rollbacks, next to writers of many other keys; the relays of an {@link
+ * commits, delays and rollbacks, next to writers of many other keys, and a poison key whose second
+ * row every relay refuses for good (it parks the key until the history skips it); the relays of an {@link
  * OrderPlan} under its faults; then everything drained, read back from the broker in arrival
  * order and handed to {@link OrderOracle}.
  */
@@ -92,6 +93,7 @@ final class OrderHistory {
             String target = broker.createTarget("order-" + plan.seed() + "-" + id, log);
             log.event(combo + ", " + plan);
             List<OrderOracle.Received> received;
+            OrderOracle.Parking parking;
             try (OrderFleet fleet = new OrderFleet(log, id, brokerArg(), broker.relayAddress(), target, db, schema, pool,
                     spares)) {
                 plan.relays().forEach(r -> fleet.add(r.child(), r.batchSize()));
@@ -99,6 +101,7 @@ final class OrderHistory {
                 write(pool, tables, fleet);
                 log.event("writes done; settling");
                 fleet.settle();
+                parking = release(pool, tables);
                 String outbox = db.qualified(schema, tables.outboxTable());
                 try {
                     await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
@@ -116,7 +119,7 @@ final class OrderHistory {
             log.event("read back " + received.size() + " records");
             long dead = count(pool, db.qualified(schema, tables.outboxDeadTable()));
             long left = count(pool, db.qualified(schema, tables.outboxTable()));
-            return OrderOracle.check(plan, combo, log, received, dead, left, pool, tables);
+            return OrderOracle.check(plan, combo, log, received, dead, left, pool, tables, parking);
         }
     }
 
@@ -132,6 +135,34 @@ final class OrderHistory {
         }
     }
 
+    /** The poison key: one sequential writer, its {@link #POISON_SEQ}th row refused for good by every relay. */
+    static final String POISON_KEY = "pz";
+    static final long POISON_SEQ = 2;
+
+    /**
+     * Waits until the poison row parked its key, then skips it as an operator would; the key's
+     * later rows waited in the outbox until then, and go out now. Returns what the oracle checks:
+     * none of them may reach the broker before the release.
+     */
+    private OrderOracle.Parking release(HikariDataSource pool, TxboxTables tables) {
+        io.txbox.relay.DeadLetters dead = io.txbox.relay.DeadLetters.of(pool, tables);
+        String poisonStep = StepKey.of(POISON_KEY + "-" + POISON_SEQ, "order").value();
+        boolean written = log.writes().stream().anyMatch(w -> w.stepKey().equals(poisonStep));
+        if (!written) {
+            return new OrderOracle.Parking(POISON_KEY, POISON_SEQ, poisonStep, Long.MAX_VALUE);
+        }
+        try {
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> dead.parkedKeys(10).stream().anyMatch(k -> k.routingKey().equals(POISON_KEY)));
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            log.event("poison key " + POISON_KEY + " not parked after 60 s");
+        }
+        long releasedAt = log.now();
+        boolean skipped = dead.skipKey(OrderRelayChild.DESTINATION, POISON_KEY);
+        log.event("poison key " + POISON_KEY + (skipped ? " released (dead row skipped)" : " was not parked"));
+        return new OrderOracle.Parking(POISON_KEY, POISON_SEQ, poisonStep, releasedAt);
+    }
+
     /** Runs the writers for the plan's time while the faults land; returns when every writer is done. */
     private void write(HikariDataSource pool, TxboxTables tables, OrderFleet fleet) throws Exception {
         Outbox outbox = Outbox.builder().tables(tables).build();
@@ -139,10 +170,12 @@ final class OrderHistory {
         long[] deadline = {0};
         List<Thread> writers = new ArrayList<>();
         List<Throwable> failures = new ArrayList<>();
-        for (int k = 0; k < plan.mainKeys() + FILLER_THREADS; k++) {
-            boolean filler = k >= plan.mainKeys();
+        for (int k = 0; k <= plan.mainKeys() + FILLER_THREADS; k++) {
+            boolean filler = k >= plan.mainKeys() && k < plan.mainKeys() + FILLER_THREADS;
             List<String> keys = new ArrayList<>();
-            if (filler) {
+            if (k == plan.mainKeys() + FILLER_THREADS) {
+                keys.add(POISON_KEY);
+            } else if (filler) {
                 for (int f = 0; f < FILLER_KEYS; f++) {
                     keys.add("f" + (k - plan.mainKeys()) + "-" + f);
                 }
@@ -270,8 +303,9 @@ final class OrderHistory {
             } else {
                 heldMs = 1100 + r.nextInt(1500); // past the 1 s some claims trust rows to commit within
             }
-            boolean rollback = r.nextInt(100) < (filler ? 4 : 10);
-            long delayMs = !filler && r.nextInt(100) < 8 ? 500 + r.nextInt(2000) : 0;
+            boolean poisonKey = keys.get(0).equals(POISON_KEY);
+            boolean rollback = !poisonKey && r.nextInt(100) < (filler ? 4 : 10);
+            long delayMs = !filler && !poisonKey && r.nextInt(100) < 8 ? 500 + r.nextInt(2000) : 0;
             List<Object[]> sent = new ArrayList<>();
             long begin = log.now();
             long insert;
@@ -285,6 +319,9 @@ final class OrderHistory {
                             .payload(key + ":" + seq);
                     if (delayMs > 0) {
                         m.delay(Duration.ofMillis(delayMs));
+                    }
+                    if (poisonKey && seq == POISON_SEQ) {
+                        m.header(OrderRelayChild.POISON_HEADER, "1");
                     }
                     outbox.send(c, m.build());
                     long id;

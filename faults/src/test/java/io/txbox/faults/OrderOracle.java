@@ -26,7 +26,9 @@ import javax.sql.DataSource;
  *       are only checked for arrival;
  *   <li>a row published twice only in a history with a fault that allows it (anything but a
  *       stall), and an inbox consumer turns every duplicate into exactly one effect;
- *   <li>nothing dead-lettered, nothing left in the outbox.
+ *   <li>the poison key ({@link Parking}): its poison row never published, and none of its later
+ *       rows before the history released the parked key (skipped the dead row);
+ *   <li>nothing dead-lettered (the skipped poison row is gone), nothing left in the outbox.
  * </ul>
  * A failure names the seed and, per broken key, the shortest stretch of the history that shows
  * it: the key's records in broker order from the overtaking one to the late one, the key's
@@ -60,8 +62,15 @@ final class OrderOracle {
         }
     }
 
+    /**
+     * The poison key of a history: its row {@code seq} ({@code stepKey}) was refused for good and
+     * parked the key until the history skipped it at {@code releasedAtMs}; none of the key's later
+     * rows may reach the broker before then, and the skipped row is not lost.
+     */
+    record Parking(String key, long seq, String stepKey, long releasedAtMs) {}
+
     static Verdict check(OrderPlan plan, String combo, OrderLog log, List<Received> received, long dead, long left,
-            DataSource ds, TxboxTables tables) {
+            DataSource ds, TxboxTables tables, Parking parking) {
         List<OrderLog.Write> writes = log.writes();
         Map<String, OrderLog.Write> byStep = new HashMap<>();
         writes.forEach(w -> byStep.put(w.stepKey(), w));
@@ -71,6 +80,7 @@ final class OrderOracle {
         Set<String> publishedSteps = new HashSet<>();
         Set<String> unknown = new TreeSet<>();
         Set<String> phantom = new TreeSet<>();
+        Set<String> whileParked = new TreeSet<>();
         KeyOrder order = new KeyOrder();
         for (Received r : received) {
             publishedSteps.add(r.stepKey());
@@ -85,6 +95,10 @@ final class OrderOracle {
             if (!w.delayed()) {
                 order.add(w.key(), w.seq());
             }
+            if (w.key().equals(parking.key()) && w.seq() > parking.seq() && r.brokerMs() < parking.releasedAtMs()) {
+                whileParked.add(w + " reached the broker at " + r.brokerMs() + " ms, before the release at "
+                        + parking.releasedAtMs() + " ms");
+            }
         }
         Set<String> lost = new TreeSet<>();
         int committed = 0;
@@ -94,7 +108,7 @@ final class OrderOracle {
             if (w.outcome() == OrderLog.Outcome.COMMITTED) {
                 committed++;
                 delayed += w.delayed() ? 1 : 0;
-                if (!publishedSteps.contains(w.stepKey())) {
+                if (!publishedSteps.contains(w.stepKey()) && !w.stepKey().equals(parking.stepKey())) {
                     lost.add(w.toString());
                 }
             } else if (w.outcome() == OrderLog.Outcome.ROLLED_BACK) {
@@ -109,6 +123,13 @@ final class OrderOracle {
         if (!phantom.isEmpty()) {
             problems.add(phantom.size() + " rolled-back rows published");
             report.append("\n  rolled back yet published: ").append(first(phantom));
+        }
+        if (!whileParked.isEmpty()) {
+            problems.add(whileParked.size() + " rows of the parked key published before its release");
+            report.append("\n  published while parked: ").append(first(whileParked));
+        }
+        if (publishedSteps.contains(parking.stepKey())) {
+            problems.add("the poison row " + parking.stepKey() + " was published");
         }
         if (!unknown.isEmpty()) {
             problems.add(unknown.size() + " records no writer wrote");

@@ -77,10 +77,53 @@ public final class OrderRelayChild {
                     .exchange(target);
             default -> throw new IllegalArgumentException("broker must be kafka or rabbitmq: " + broker);
         };
+        // a poison row (marked by the history) is refused for good: its key parks until the history releases it
+        route = Route.of(new PoisonRows(route.publisher()), route.target());
         return Relay.builder().dataSource(ds).tables(TxboxTables.inSchema(schema)).route(DESTINATION, route)
                 .relayId(relayId).workers(2).batchSize(batchSize).pollInterval(Duration.ofMillis(20))
                 .publishTimeout(Duration.ofMillis(1500)).laneLease(LANE_LEASE)
                 .backoff(Duration.ofMillis(50), Duration.ofMillis(500)).maxAttempts(1000)
                 .shutdownTimeout(Duration.ofSeconds(5)).listener(listener).build();
+    }
+
+    /** The header that marks a poison row: every publish of it fails for good. */
+    static final String POISON_HEADER = "x-order-poison";
+
+    /** Refuses every row marked {@link #POISON_HEADER} at once, passes the others on. */
+    static final class PoisonRows implements io.txbox.relay.Publisher {
+        private final io.txbox.relay.Publisher inner;
+
+        PoisonRows(io.txbox.relay.Publisher inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public String broker() {
+            return inner.broker();
+        }
+
+        @Override
+        public java.util.concurrent.CompletionStage<Void> publish(String target, io.txbox.relay.PublishRecord record) {
+            if (record.headers().containsKey(POISON_HEADER)) {
+                return java.util.concurrent.CompletableFuture.failedFuture(
+                        io.txbox.relay.PublishException.permanent("poison row of the order checker", null));
+            }
+            return inner.publish(target, record);
+        }
+
+        @Override
+        public void endOfBatch() {
+            inner.endOfBatch();
+        }
+
+        @Override
+        public void check(Duration timeout) {
+            inner.check(timeout);
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
     }
 }

@@ -32,6 +32,24 @@ import org.jspecify.annotations.Nullable;
  * its routing key sent after it died), with attempts reset to 0 and its original
  * {@code created_at}. A dead row whose step key (or id) is pending in the outbox again is
  * removed rather than duplicated, and counted as {@link RetryResult#alreadyPending()}.
+ *
+ * <p><b>Parked keys.</b> A row dead-lettered after its attempts (or refused by the broker for
+ * good) parks its routing key in its destination, unless the destination moves on ({@link
+ * Relay.Builder#moveOnDestinations}): the key's later rows wait in the outbox, in order, until an
+ * operator acts. {@link #parkedKeys} lists them with how many rows wait behind each. {@link
+ * #retry(long)} or {@link #retryKey} puts the dead row back first, so the key resumes in order
+ * (its later rows still wait until that row is published; if it dies again, the key parks
+ * again); {@link #skipKey} drops the dead row for good and releases the key, as purging it does.
+ * A destination without a route dead-letters all its rows and parks no key; rows without a
+ * routing key never park anything.
+ *
+ * <pre>{@code
+ * for (DeadLetters.ParkedKey k : dead.parkedKeys(20)) {
+ *     System.out.println(k.destination() + " " + k.routingKey() + ": " + k.waiting() + " rows wait");
+ * }
+ * dead.retryKey("orders", "customer-42");
+ * dead.skipKey("orders", "customer-7");
+ * }</pre>
  */
 public final class DeadLetters {
     /** Rows per retry or purge transaction: {@value}. */
@@ -85,6 +103,84 @@ public final class DeadLetters {
         /** Dead rows the retry took: requeued plus already pending. */
         public int total() {
             return requeued + alreadyPending;
+        }
+    }
+
+    /**
+     * A routing key parked in its destination at a dead letter.
+     *
+     * @param deadId the dead letter's id: {@link #retry(long)} resumes the key with it
+     * @param parkedAt when the key was parked (database time)
+     * @param age how long it has been parked, by the database clock
+     * @param waiting rows of the key waiting in the outbox behind the dead one
+     */
+    public record ParkedKey(String destination, String routingKey, long deadId, Instant parkedAt, Duration age,
+            long waiting) {
+        public ParkedKey {
+            Args.notNull(destination, "destination");
+            Args.notNull(routingKey, "routingKey");
+            Args.notNull(parkedAt, "parkedAt");
+            Args.notNull(age, "age");
+        }
+    }
+
+    /**
+     * How many keys are parked and how long the longest-parked one has been.
+     *
+     * @param oldestAge null when no key is parked
+     */
+    public record Parked(long keys, @Nullable Duration oldestAge) {}
+
+    /**
+     * The {@code limit} longest-parked keys, longest first. Counting the rows waiting behind a key
+     * reads its lane's rows of the outbox, so a listing of a large backlog costs a scan per key.
+     */
+    public List<ParkedKey> parkedKeys(int limit) {
+        if (limit < 1) {
+            throw new ConfigException("limit must be at least 1, but was " + limit);
+        }
+        return read("listing parked keys", c -> store.on(c).parkedKeys().list(c, limit));
+    }
+
+    /** How many keys are parked, and the age of the longest-parked one. */
+    public Parked parked() {
+        return read("counting parked keys", c -> store.on(c).parkedKeys().summary(c));
+    }
+
+    /**
+     * Resumes a parked key: moves its dead row back to the outbox first, so the key's rows are
+     * published in order from it. {@link RetryResult#total()} is 0 when the key is not parked.
+     */
+    public RetryResult retryKey(String destination, String routingKey) {
+        checkKey(destination, routingKey);
+        OperatorStore.Moved m = transaction("retrying parked key " + routingKey, c -> {
+            OperatorStore s = store.on(c);
+            Long id = s.parkedKeys().find(c, destination, routingKey);
+            return id == null ? new OperatorStore.Moved(0, 0, 0) : s.retryDead(c, id);
+        });
+        return new RetryResult(m.requeued(), m.taken() - m.requeued());
+    }
+
+    /**
+     * Releases a parked key: deletes its dead row for good, and the key's waiting rows go on.
+     * Returns false when the key is not parked.
+     */
+    public boolean skipKey(String destination, String routingKey) {
+        checkKey(destination, routingKey);
+        return transaction("skipping parked key " + routingKey, c -> {
+            OperatorStore s = store.on(c);
+            Long id = s.parkedKeys().find(c, destination, routingKey);
+            return id != null && s.parkedKeys().skip(c, id);
+        });
+    }
+
+    private static void checkKey(String destination, String routingKey) {
+        if (destination == null || destination.isBlank()) {
+            throw new ConfigException("destination must name the parked key's destination, but was "
+                    + (destination == null ? "null" : "\"" + destination + "\""));
+        }
+        if (routingKey == null) {
+            throw new ConfigException("routingKey must not be null: rows without a routing key never park");
         }
     }
 

@@ -63,28 +63,43 @@ import org.jspecify.annotations.Nullable;
  *       only rows that were due when its first claim ran, and none once a row committed below the
  *       rows it claimed: that row's transaction may hold a later row of its key above them. Rows of
  *       one key sent in one transaction go out in id order as well.</li>
- *   <li>A failed row blocks its lane until its retry is due, so no later row of its key
- *       overtakes it in a later batch. One exception, from the broker: rows of the key that were
- *       already on the wire in the same batch when the broker refused the row asynchronously can
- *       reach it before the retry (a send that fails at once holds back the rest of its lane's
- *       batch).</li>
+ *   <li>A failed row holds back its own key (its routing key in its destination) until its
+ *       retry: the claim leaves out the key's later rows while the row waits for its backoff, and
+ *       every other key flows at full speed, those of its lane included. One exception, from the
+ *       broker: rows of the key that were already on the wire in the same batch when the broker
+ *       refused the row asynchronously can reach it before the retry (a send that fails at once
+ *       holds back the rest of its key's rows in the batch).</li>
+ *   <li>Poison rows park their key. After {@link Builder#maxAttempts(int) maxAttempts} (or a
+ *       refusal for good, such as a message too large) the row is dead-lettered and its key stays
+ *       <em>parked</em>: the key's later rows wait in the outbox, in order, and nothing of the key
+ *       is published until an operator retries the dead row (it goes back first, with its id, and
+ *       the key resumes in order) or skips it ({@link DeadLetters}, {@code txbox-relay dead}). A
+ *       parked key survives relay restarts and lane takeovers: the parking is in the database.
+ *       {@link Builder#moveOnDestinations} restores "dead-letter and move on" per destination: the
+ *       key's later rows go out at once, and the dead row, if retried, after them. Rows without a
+ *       routing key are each their own key: nothing waits behind them. A destination without a
+ *       route dead-letters all its rows, in id order, and parks nothing.</li>
  *   <li>Rows of one key from overlapping transactions go out in id order among the rows one claim
  *       sees; a row that commits after a higher id of its key was already published follows it.</li>
  *   <li>A delayed row ({@code OutboxMessage.delay}, {@code availableAt}) does not hold back its
  *       key: it is published once due, after whatever of its key was published before. A delay is
  *       a schedule for that one message; to delay a key's later messages too, delay them as
  *       well.</li>
- *   <li>A dead-lettered row no longer holds back its key; retried from the dead letters, it is
- *       published after what its key published meanwhile.</li>
+ *   <li>In a move-on destination, a dead-lettered row no longer holds back its key; retried
+ *       from the dead letters, it is published after what its key published meanwhile.</li>
  * </ul>
+ * The holds live in a small table ({@code outbox_key_hold}, one row per held or parked key); the
+ * claim excludes a held key's later rows with an anti-join against it, so a claim costs the same
+ * when no key is held.
  * To spare the claim the index entries of the rows it deleted, a worker's claim starts above a
  * floor, and from the lowest id at least every 5 s. The floor passes an id only once no
  * transaction can still make a row at or below it visible: on PostgreSQL the worker reads which
  * transactions hold a write lock on the outbox ({@code pg_locks}, readable by every role) and
  * waits for them to end. On MariaDB and MySQL, where that takes the {@code PROCESS} privilege,
- * every claim starts from the lowest id. A delayed row coming due below the floor, or a dead
- * letter retried with its id, is published by the full claim, at most about 5 s after it is
- * due.
+ * every claim starts from the lowest id. The floor stays below the lowest row a key of the
+ * worker's lanes is held at, so a released key's rows are claimed from there, in id order. A
+ * delayed row coming due below the floor, or a dead letter of a move-on destination retried with
+ * its id, is published by the full claim, at most about 5 s after it is due.
  *
  * <h2>Cost</h2>
  * Each worker holds one connection while running. On PostgreSQL it runs its batch transactions
@@ -256,6 +271,24 @@ public interface Relay extends AutoCloseable {
         }
 
         /**
+         * Destinations whose dead-lettered rows do not park their routing key: after
+         * {@code maxAttempts} (or a refusal for good) the row is dead-lettered and the key's later
+         * rows go on at once. Default none: the key stays parked, its later rows waiting in order,
+         * until an operator retries or skips the dead row ({@link DeadLetters}). {@code "*"} moves
+         * on in every destination. Each call replaces the list.
+         */
+        public Builder moveOnDestinations(String... destinations) {
+            Args.notNull(destinations, "destinations");
+            for (String d : destinations) {
+                if (d == null || d.isBlank() || d.contains(",")) {
+                    throw new ConfigException("moveOnDestinations must be destination names (non-blank, no comma) or *,"
+                            + " but had " + (d == null ? "null" : Texts.quote(d)));
+                }
+            }
+            return RelayOption.MOVE_ON_DESTINATIONS.set(this, String.join(",", destinations));
+        }
+
+        /**
          * Retry delay after the first failure, doubled per attempt up to {@code maxBackoff}, with
          * jitter of up to half the delay; defaults 500 ms and 5 min.
          */
@@ -358,7 +391,8 @@ public interface Relay extends AutoCloseable {
                     RelayOption.BATCH_SIZE.get(this), RelayOption.POLL_INTERVAL.get(this), publishTimeout, laneLease,
                     RelayOption.MAX_ATTEMPTS.get(this), new Backoff(initialBackoff, maxBackoff),
                     RelayOption.BACKLOG_INTERVAL.get(this), RelayOption.SHUTDOWN_TIMEOUT.get(this), List.copyOf(wakeOn),
-                    listener, clock, ticker, random, closePublishers).relay();
+                    listener, clock, ticker, random, closePublishers,
+                    RelaySettings.destinations(RelayOption.MOVE_ON_DESTINATIONS.get(this))).relay();
         }
 
         /** Called by {@link RelayOption#set} once the value is checked. */

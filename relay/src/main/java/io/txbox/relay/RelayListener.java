@@ -36,4 +36,13 @@ public interface RelayListener {
      * @param oldestAge age of the row with the lowest id by the database clock; zero when empty
      */
     default void backlog(long rows, Duration oldestAge) {}
+
+    /**
+     * The parked routing keys (keys whose dead-lettered row holds back their later rows until an
+     * operator acts, see {@link DeadLetters}), sampled with the backlog.
+     *
+     * @param keys parked keys
+     * @param oldestAge how long the longest-parked key has been parked, by the database clock; zero when none is
+     */
+    default void parkedKeys(long keys, Duration oldestAge) {}
 }

@@ -58,8 +58,19 @@ public final class RelayOption<T> {
             s -> s.matches("[A-Za-z0-9._:-]{1,200}"), "must be 1-200 characters of [A-Za-z0-9._:-]",
             "id in logs and lane ownership, unique among running relays");
 
+    /**
+     * Destinations whose dead-lettered rows do not park their routing key: the key's later rows
+     * are published at once, out of order with the dead one. Comma-separated destination names,
+     * or {@code *} for every destination; default empty: a dead-lettered row parks its key in
+     * every destination until an operator retries or skips it ({@link DeadLetters}).
+     */
+    public static final RelayOption<String> MOVE_ON_DESTINATIONS = new RelayOption<>("moveOnDestinations",
+            "move-on-destinations", String.class, "", s -> s.length() <= 10_000,
+            "must be comma-separated destination names or *, at most 10000 characters",
+            "destinations whose dead-lettered rows do not park their routing key (comma-separated, * for all)");
+
     private static final List<RelayOption<?>> ALL = List.of(RELAY_ID, WORKERS, BATCH_SIZE, POLL_INTERVAL, PUBLISH_TIMEOUT,
-            LANE_LEASE, MAX_ATTEMPTS, INITIAL_BACKOFF, MAX_BACKOFF, BACKLOG_INTERVAL, SHUTDOWN_TIMEOUT);
+            LANE_LEASE, MAX_ATTEMPTS, INITIAL_BACKOFF, MAX_BACKOFF, BACKLOG_INTERVAL, SHUTDOWN_TIMEOUT, MOVE_ON_DESTINATIONS);
 
     private final String name;
     private final String key;

@@ -39,6 +39,11 @@ final class Db {
         this(db.dataSource(), db.schema(), db);
     }
 
+    /** The outbox tables in {@code schema}, another schema of {@code db}'s database. */
+    Db(TestDatabase db, String schema) {
+        this(db.dataSource(), schema, db);
+    }
+
     private Db(DataSource ds, String schema, TestDatabase db) {
         this.ds = ds;
         this.tables = TxboxTables.inSchema(schema);

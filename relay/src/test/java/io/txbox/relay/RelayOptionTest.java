@@ -23,7 +23,7 @@ class RelayOptionTest {
                 check(o, o.defaultValue());
             }
         }
-        assertThat(RelayOption.all()).hasSize(11);
+        assertThat(RelayOption.all()).hasSize(12);
     }
 
     @SuppressWarnings("unchecked")
@@ -36,8 +36,9 @@ class RelayOptionTest {
         Relay.Builder typed = Relay.builder().workers(7).batchSize(300).pollInterval(Duration.ofMillis(7))
                 .publishTimeout(Duration.ofSeconds(3)).laneLease(Duration.ofSeconds(9)).maxAttempts(4)
                 .backoff(Duration.ofMillis(20), Duration.ofSeconds(2)).backlogInterval(Duration.ZERO)
-                .shutdownTimeout(Duration.ofSeconds(1)).relayId("r-1");
+                .shutdownTimeout(Duration.ofSeconds(1)).relayId("r-1").moveOnDestinations("events", "audit");
         Relay.Builder table = Relay.builder();
+        RelayOption.MOVE_ON_DESTINATIONS.set(table, "events,audit");
         RelayOption.WORKERS.set(table, 7);
         RelayOption.BATCH_SIZE.set(table, 300);
         RelayOption.POLL_INTERVAL.set(table, Duration.ofMillis(7));

@@ -12,7 +12,9 @@ import java.util.Map;
  * txbox.relay.health-timeout}, and every destination's target exists. Details: {@code relayId},
  * {@code state}, {@code database}, {@code brokers} (per destination), {@code lanesHeld}, {@code
  * backlogRows} and {@code backlogOldestAgeSeconds} (the latest sample, taken every {@code
- * txbox.relay.backlog-interval}), {@code waitingDestinations} and {@code lastError}. Each check
+ * txbox.relay.backlog-interval}), {@code parkedKeys} and {@code parkedOldestAgeSeconds} (routing
+ * keys parked at a dead letter, sampled with the backlog; they do not make the relay DOWN),
+ * {@code waitingDestinations} and {@code lastError}. Each check
  * does I/O (one query, one check per broker).
  */
 final class RelayHealth {
@@ -42,6 +44,11 @@ final class RelayHealth {
         if (backlog != null) {
             details.put("backlogRows", backlog.rows());
             details.put("backlogOldestAgeSeconds", backlog.oldestAge().toMillis() / 1000.0);
+        }
+        RelayListeners.Backlog parked = listeners.parked();
+        if (parked != null) {
+            details.put("parkedKeys", parked.rows());
+            details.put("parkedOldestAgeSeconds", parked.oldestAge().toMillis() / 1000.0);
         }
         if (!status.waitingDestinations().isEmpty()) {
             details.put("waitingDestinations", status.waitingDestinations());

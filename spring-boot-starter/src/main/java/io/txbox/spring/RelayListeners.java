@@ -8,7 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The embedded relay's one listener: keeps the latest backlog sample for the health indicator
+ * The embedded relay's one listener: keeps the latest backlog and parked-keys samples for the health indicator
  * and passes every call on to the application's {@link RelayListener} beans (the Micrometer
  * meters among them). A listener that throws is logged and skipped; the others still hear.
  */
@@ -17,6 +17,7 @@ final class RelayListeners {
 
     private final List<RelayListener> listeners;
     private volatile @Nullable Backlog backlog;
+    private volatile @Nullable Backlog parked;
 
     RelayListeners(List<RelayListener> listeners) {
         this.listeners = List.copyOf(listeners);
@@ -25,6 +26,11 @@ final class RelayListeners {
     /** The latest backlog sample, or null before the first one. */
     @Nullable Backlog backlog() {
         return backlog;
+    }
+
+    /** The latest parked-keys sample (keys and the longest-parked one's age), or null before the first one. */
+    @Nullable Backlog parked() {
+        return parked;
     }
 
     /** The listener to give the relay. */
@@ -50,6 +56,12 @@ final class RelayListeners {
                 RelayListeners.this.backlog = new Backlog(rows, oldestAge);
                 each(l -> l.backlog(rows, oldestAge));
             }
+
+            @Override
+            public void parkedKeys(long keys, Duration oldestAge) {
+                RelayListeners.this.parked = new Backlog(keys, oldestAge);
+                each(l -> l.parkedKeys(keys, oldestAge));
+            }
         };
     }
 
@@ -63,6 +75,6 @@ final class RelayListeners {
         }
     }
 
-    /** A backlog sample: rows waiting and the age of the oldest. */
+    /** A backlog sample: rows waiting and the age of the oldest (or parked keys and the longest-parked one's age). */
     record Backlog(long rows, Duration oldestAge) {}
 }

@@ -212,6 +212,12 @@ public class TxboxProperties {
         private Duration backlogInterval = Relay.DEFAULT_BACKLOG_INTERVAL;
 
         /**
+         * Destinations whose dead-lettered rows do not park their routing key (comma-separated, * for
+         * all); by default a dead-lettered row parks its key until an operator retries or skips it.
+         */
+        private String moveOnDestinations = "";
+
+        /**
          * Bound on the relay's stop when the application context closes: the in-flight batch
          * finishes or is rolled back, and the lanes are released.
          */
@@ -322,6 +328,14 @@ public class TxboxProperties {
 
         public Duration getShutdownTimeout() {
             return shutdownTimeout;
+        }
+
+        public String getMoveOnDestinations() {
+            return moveOnDestinations;
+        }
+
+        public void setMoveOnDestinations(String moveOnDestinations) {
+            this.moveOnDestinations = moveOnDestinations;
         }
 
         public void setShutdownTimeout(Duration shutdownTimeout) {

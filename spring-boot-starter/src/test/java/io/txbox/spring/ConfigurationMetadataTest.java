@@ -91,7 +91,8 @@ class ConfigurationMetadataTest {
         Map<String, String> text = Map.ofEntries(Map.entry("id", "r-1"), Map.entry("workers", "7"),
                 Map.entry("batch-size", "300"), Map.entry("poll-interval", "7ms"), Map.entry("publish-timeout", "3s"),
                 Map.entry("lane-lease", "9s"), Map.entry("max-attempts", "4"), Map.entry("initial-backoff", "20ms"),
-                Map.entry("max-backoff", "2s"), Map.entry("backlog-interval", "0s"), Map.entry("shutdown-timeout", "1s"));
+                Map.entry("max-backoff", "2s"), Map.entry("backlog-interval", "0s"), Map.entry("shutdown-timeout", "1s"),
+                Map.entry("move-on-destinations", "events,audit"));
         assertThat(text.keySet()).containsExactlyInAnyOrderElementsOf(RelayOption.all().stream().map(RelayOption::key).toList());
         Map<String, String> properties = new java.util.HashMap<>();
         text.forEach((k, v) -> properties.put("txbox.relay." + k, v));
@@ -102,7 +103,7 @@ class ConfigurationMetadataTest {
         Relay.Builder fromJava = Relay.builder().relayId("r-1").workers(7).batchSize(300).pollInterval(Duration.ofMillis(7))
                 .publishTimeout(Duration.ofSeconds(3)).laneLease(Duration.ofSeconds(9)).maxAttempts(4)
                 .backoff(Duration.ofMillis(20), Duration.ofSeconds(2)).backlogInterval(Duration.ZERO)
-                .shutdownTimeout(Duration.ofSeconds(1));
+                .shutdownTimeout(Duration.ofSeconds(1)).moveOnDestinations("events", "audit");
         for (RelayOption<?> o : RelayOption.all()) {
             assertThat(o.get(fromProperties)).as(o.key()).isEqualTo(o.get(fromJava)).isNotEqualTo(o.defaultValue());
         }

@@ -215,6 +215,14 @@ public final class StandaloneRelay implements AutoCloseable {
             String state = h.brokers().get(d.name());
             checks.put(d.broker().id() + ":" + d.name(), state == null ? "UP" : state);
         }
+        // parked keys are shown, not a failure: the relay runs, an operator is needed for those keys
+        io.micrometer.core.instrument.Gauge parked = registry.find(RelayMetrics.PARKED_KEYS).gauge();
+        io.micrometer.core.instrument.Gauge parkedAge = registry.find(RelayMetrics.PARKED_OLDEST_AGE).gauge();
+        if (parked != null && parkedAge != null) {
+            long keys = (long) parked.value();
+            checks.put("parkedKeys", keys == 0 ? "UP: none" : "UP: " + keys + " routing key" + (keys == 1 ? "" : "s")
+                    + " parked at a dead letter, the longest for " + (long) parkedAge.value() + " s (txbox-relay dead list)");
+        }
         boolean up = h.up() && r.status().state() == RelayStatus.State.RUNNING;
         if (r.status().state() != RelayStatus.State.RUNNING) {
             checks.put("relay", r.status().state().name());

@@ -65,7 +65,8 @@ class AdminCliIT {
 
     @BeforeEach
     void empty() throws Exception {
-        sql("truncate " + table(tables.outboxTable()) + ", " + table(tables.outboxDeadTable()) + ", " + table(tables.inboxTable()));
+        sql("truncate " + table(tables.outboxTable()) + ", " + table(tables.outboxDeadTable()) + ", " + table(tables.inboxTable())
+                + ", " + table(tables.outboxKeyHoldTable()));
     }
 
     static String table(String name) {
@@ -260,6 +261,73 @@ class AdminCliIT {
         assertThat(count(table(tables.outboxDeadTable()))).isEqualTo(1);
         assertThat(count(table(tables.outboxTable()) + " where step_key = 'R:pay' and attempts = 0 and lane = 3"
                 + " and header_names = array['x-tenant'] and traceparent like '00-0af7%' and available_at <= now()")).isEqualTo(1);
+    }
+
+    /** Parks routing key {@code rk} of {@code destination} at dead row {@code id}, with {@code waiting} rows behind it. */
+    static void parked(long id, String destination, int waiting) throws Exception {
+        dead(id, "K" + id + ":pay", destination, "2 hours");
+        sql("insert into " + table(tables.outboxKeyHoldTable()) + " (row_id, lane, destination, routing_key, parked_at)"
+                + " values (" + id + ", " + io.txbox.outbox.Lanes.of("rk", "x") + ", '" + destination + "', 'rk',"
+                + " now() - interval '2 hours')");
+        // the rows waiting behind a dead row came after it: higher ids
+        sql("select setval(pg_get_serial_sequence('" + table(tables.outboxTable()) + "', 'id'), 100000)");
+        try (Connection c = PG.connection()) {
+            c.setAutoCommit(false);
+            for (int i = 0; i < waiting; i++) {
+                Outbox.builder().tables(tables).build().send(c, OutboxMessage.builder(StepKey.of("W" + id + "-" + i, "pay"),
+                        destination).routingKey("rk").payload("{}").build());
+            }
+            c.commit();
+        }
+    }
+
+    @Test
+    void deadList_parkedKeys_showAgeAndRowsWaiting_retryKeyResumesIt() throws Exception {
+        parked(51, "payments", 2);
+        Result text = cli("dead", "list");
+        assertThat(text.code()).as(text.err()).isZero();
+        assertThat(text.out()).contains("PARKED KEY", "ROWS WAITING", "2h");
+        JsonNode keys = json(cli("dead", "list", "--parked", "--json"));
+        assertThat(keys).hasSize(1);
+        assertThat(keys.get(0).get("routingKey").asText()).isEqualTo("rk");
+        assertThat(keys.get(0).get("destination").asText()).isEqualTo("payments");
+        assertThat(keys.get(0).get("deadId").asLong()).isEqualTo(51);
+        assertThat(keys.get(0).get("waiting").asLong()).isEqualTo(2);
+        assertThat(keys.get(0).get("ageSeconds").asLong()).isBetween(7100L, 7300L);
+
+        Result missing = cli("dead", "retry", "--key", "rk");
+        assertThat(missing.code()).isNotZero();
+        assertThat(missing.err()).contains("--key needs --destination");
+        Result r = cli("dead", "retry", "--key", "rk", "--destination", "payments");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("requeued 1 dead entry");
+        // back first, with its id: the key's hold stays until the relay publishes it, but it is no longer parked
+        assertThat(count(table(tables.outboxTable()) + " where id = 51")).isEqualTo(1);
+        assertThat(count(table(tables.outboxKeyHoldTable()) + " where row_id = 51 and parked_at is null")).isEqualTo(1);
+        assertThat(cli("dead", "list", "--parked").out()).contains("no parked routing keys");
+        Result again = cli("dead", "retry", "--key", "rk", "--destination", "payments");
+        assertThat(again.code()).isEqualTo(TxboxCli.FAILED);
+        assertThat(again.err()).contains("routing key rk is not parked in destination payments");
+    }
+
+    @Test
+    void deadSkip_key_dropsTheDeadRowAndReleasesTheKey() throws Exception {
+        parked(61, "payments", 1);
+        JsonNode r = json(cli("dead", "skip", "--key", "rk", "--destination", "payments", "--json"));
+        assertThat(r.get("skipped").asBoolean()).isTrue();
+        assertThat(count(table(tables.outboxDeadTable()))).isZero();
+        assertThat(count(table(tables.outboxKeyHoldTable()))).isZero();
+        assertThat(count(table(tables.outboxTable()))).isEqualTo(1);
+        Result again = cli("dead", "skip", "--key", "rk", "--destination", "payments");
+        assertThat(again.code()).isEqualTo(TxboxCli.FAILED);
+        assertThat(again.err()).contains("is not parked");
+    }
+
+    @Test
+    void deadPurge_parkedRow_releasesItsKey() throws Exception {
+        parked(71, "payments", 1);
+        assertThat(json(cli("dead", "purge", "--older-than", "1h", "--json")).get("purged").asLong()).isEqualTo(1);
+        assertThat(count(table(tables.outboxKeyHoldTable()))).isZero();
     }
 
     @Test

@@ -1,13 +1,13 @@
 package io.txbox.relay.internal;
 
 import io.txbox.Texts;
-import io.txbox.outbox.Lanes;
 import io.txbox.relay.PublishException;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
 import io.txbox.relay.TargetNotFoundException;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -19,6 +19,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Publishes one claimed batch through the routes and waits, at most the publish timeout, for
@@ -29,13 +31,29 @@ final class BatchPublisher {
     private final long timeoutNanos;
     private final DestinationWaits waits;
     private final LongSupplier ticker;
+    private final Predicate<String> parks;
 
-    /** {@code ticker} measures the latency; the publish timeout is a wait, so it runs on real time. */
-    BatchPublisher(Map<String, Route> routes, Duration publishTimeout, DestinationWaits waits, LongSupplier ticker) {
+    /**
+     * {@code ticker} measures the latency; the publish timeout is a wait, so it runs on real time.
+     * {@code parks} tells the destinations whose dead-lettered rows park their key.
+     */
+    BatchPublisher(Map<String, Route> routes, Duration publishTimeout, DestinationWaits waits, LongSupplier ticker,
+            Predicate<String> parks) {
         this.routes = routes;
         this.timeoutNanos = publishTimeout.toNanos();
         this.waits = waits;
         this.ticker = ticker;
+        this.parks = parks;
+    }
+
+    /** A routing key in its destination; null for a row without one, which nothing holds behind. */
+    static @Nullable String key(PublishRecord row) {
+        return row.routingKey() == null ? null : row.destination() + '\n' + row.routingKey();
+    }
+
+    /** Whether a row with outcome {@code o} holds back its key's later rows: it stays, or its key parks. */
+    private boolean holdsKey(RowOutcome o, String destination) {
+        return o.kind() == RowOutcome.Kind.RETRY || o.kind() == RowOutcome.Kind.PERMANENT && parks.test(destination);
     }
 
     /**
@@ -43,7 +61,7 @@ final class BatchPublisher {
      * so the worker can use the database meanwhile; {@link #await} completes it. The batches of
      * one worker are sent and awaited strictly one after the other.
      */
-    Sent send(List<PublishRecord> rows, short[] lanes) {
+    Sent send(List<PublishRecord> rows) {
         int n = rows.size();
         RowOutcome[] outcomes = new RowOutcome[n];
         boolean[] skipped = new boolean[n];
@@ -52,10 +70,11 @@ final class BatchPublisher {
         Set<Publisher> used = new LinkedHashSet<>();
         long started = ticker.getAsLong();
         long deadline = System.nanoTime() + timeoutNanos;
-        // lanes in which a send already failed in this batch: their later rows are held back, so a
-        // row of the same routing key cannot overtake the failed one (for example, the first send
-        // timing out on metadata while the broker restarts and the next ones going through)
-        boolean[] laneFailed = new boolean[Lanes.COUNT];
+        // keys (routing key in its destination) whose send already failed in this batch: their later
+        // rows are held back, so a row of the same key cannot overtake the failed one (for example,
+        // the first send timing out on metadata while the broker restarts and the next ones going
+        // through); the other keys of the lane go on
+        Set<String> failedKeys = null;
         // a batch is mostly one destination: its route is looked up once per run of equal destinations
         String lastDestination = null;
         Route route = null;
@@ -66,7 +85,13 @@ final class BatchPublisher {
                 lastDestination = row.destination();
                 route = routes.get(lastDestination);
             }
+            String key = key(row);
+            if (key != null && failedKeys != null && failedKeys.contains(key)) {
+                outcomes[i] = RowOutcome.held("held back: an earlier row of its routing key failed in the same batch");
+                continue;
+            }
             if (route == null) {
+                // every row of the destination is dead-lettered, in id order: no key of it parks
                 outcomes[i] = RowOutcome.noRoute("no route configured for destination " + Texts.quote(row.destination()));
                 continue;
             }
@@ -74,10 +99,6 @@ final class BatchPublisher {
                 // claimed just before another worker found the target missing
                 outcomes[i] = RowOutcome.waiting(String.valueOf(waits.reason(row.destination())));
                 skipped[i] = true;
-                continue;
-            }
-            if (laneFailed[lanes[i]]) {
-                outcomes[i] = RowOutcome.held("held back: an earlier row of its lane failed in the same batch");
                 continue;
             }
             if (System.nanoTime() - deadline > 0) {
@@ -99,8 +120,9 @@ final class BatchPublisher {
             } catch (RuntimeException e) {
                 outcomes[i] = classify(e);
             }
-            if (outcomes[i] != null && outcomes[i].kind() == RowOutcome.Kind.RETRY) {
-                laneFailed[lanes[i]] = true;
+            if (key != null && outcomes[i] != null && holdsKey(outcomes[i], row.destination())) {
+                failedKeys = failedKeys == null ? new HashSet<>() : failedKeys;
+                failedKeys.add(key);
             }
         }
         return new Sent(rows, outcomes, skipped, futures, used, started, deadline);
@@ -208,13 +230,13 @@ final class BatchPublisher {
 
     record Result(RowOutcome[] outcomes, long latencyNanos) {
         /**
-         * Whether every row is settled for good: confirmed or dead-lettered. Only then may a later
-         * batch of the same lanes be sent before this one commits, since no row of it stays behind.
+         * Whether every row was confirmed. Only then may a later batch of the same lanes be sent
+         * before this one commits: no row of it stays behind, and no key of it is held or parked
+         * by this batch (a later batch claimed before the hold was written would not know it).
          */
         boolean clean() {
             for (RowOutcome o : outcomes) {
-                if (o.kind() != RowOutcome.Kind.CONFIRMED && o.kind() != RowOutcome.Kind.NO_ROUTE
-                        && o.kind() != RowOutcome.Kind.PERMANENT) {
+                if (o.kind() != RowOutcome.Kind.CONFIRMED) {
                     return false;
                 }
             }

@@ -113,6 +113,18 @@ final class ClaimFloor {
         }
     }
 
+    /**
+     * Keeps the floor below {@code heldFrom}, the lowest row a routing key of the claimed lanes
+     * is held at (0 when none is): the rows of a held key wait in the outbox, unclaimed, and once
+     * the key is released (its dead letter retried with its id, or skipped) they are claimed from
+     * there, in id order. Lowering the floor is always safe.
+     */
+    void holdsFrom(long heldFrom) {
+        if (heldFrom > 0 && floor >= heldFrom) {
+            floor = heldFrom - 1;
+        }
+    }
+
     /** Back to full claims from the lowest id, until batches commit cleanly again. */
     void reset() {
         floor = 0;

@@ -55,6 +55,9 @@ final class LaneOwnership {
     /** Live members seen by the last batch; a change triggers a rebalance right away. */
     private int seenMembers = -1;
 
+    /** See {@link #heldFrom()}. */
+    private long heldFrom;
+
     LaneOwnership(RelayStore store, String memberId, List<String> relayWorkers, Duration lease, LongSupplier ticker) {
         this.store = store;
         this.memberId = memberId;
@@ -151,9 +154,11 @@ final class LaneOwnership {
     /**
      * In the batch's transaction: locks this member's lanes (renewing their lease when due),
      * drops the lanes another member took over (their fence moved on), and returns the lanes
-     * still held that are not blocked by a failed row's retry. Empty when no lane is held.
+     * still held that are not blocked (a lane block is what relays before per-key holds wrote;
+     * this relay holds keys instead, {@link RelayStore#hold}). Empty when no lane is held.
      */
     List<Short> lock(Connection c) throws SQLException {
+        heldFrom = 0;
         if (owned.isEmpty()) {
             return List.of();
         }
@@ -161,6 +166,7 @@ final class LaneOwnership {
         boolean renew = started - lastRenew >= renewNanos;
         RelayStore.Locked locked = store.lockLanes(c, memberId, owned, renew, lease);
         Map<Short, Boolean> held = locked.held();
+        heldFrom = locked.heldFrom();
         if (renew) {
             lastRenew = started;
         }
@@ -186,6 +192,14 @@ final class LaneOwnership {
             }
         });
         return open;
+    }
+
+    /**
+     * The lowest row id a routing key of the lanes is held at ({@link RelayStore#hold}), as the
+     * last {@link #lock} read it; 0 when no key of them is held.
+     */
+    long heldFrom() {
+        return heldFrom;
     }
 
     /**

@@ -2,6 +2,7 @@ package io.txbox.relay.internal;
 
 import static io.txbox.internal.mariadb.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
 import static io.txbox.internal.mariadb.schema.tables.TxboxOutboxDead.TXBOX_OUTBOX_DEAD;
+import static io.txbox.internal.mariadb.schema.tables.TxboxOutboxKeyHold.TXBOX_OUTBOX_KEY_HOLD;
 import static io.txbox.internal.mariadb.schema.tables.TxboxRelayLane.TXBOX_RELAY_LANE;
 import static io.txbox.internal.mariadb.schema.tables.TxboxRelayMember.TXBOX_RELAY_MEMBER;
 
@@ -46,11 +47,14 @@ final class MariaDbOperatorStore implements OperatorStore {
     private final String purge;
     private final String countOlder;
     private final String count;
+    private final ParkedKeys parked;
 
     MariaDbOperatorStore(TxboxTables tables, Dialect dialect) {
         DSLContext r = Jooq.renderer(tables, dialect);
         String o = r.render(TXBOX_OUTBOX);
         String d = r.render(TXBOX_OUTBOX_DEAD);
+        parked = new ParkedKeys(r.render(TXBOX_OUTBOX_KEY_HOLD), o, d, "UNIX_TIMESTAMP(%s)", NOW,
+                (rs, i) -> MariaDbRelayStore.instant(rs.getBigDecimal(i)));
         statusOutbox = "SELECT count(*), COALESCE(SUM(available_at <= " + NOW + "), 0),"
                 + " TIMESTAMPDIFF(MICROSECOND, MIN(created_at), " + NOW + ") FROM " + o;
         statusDead = "SELECT count(*), UNIX_TIMESTAMP(MIN(dead_at)) FROM " + d;
@@ -147,15 +151,23 @@ final class MariaDbOperatorStore implements OperatorStore {
             }
             ps.executeBatch();
         }
+        if (requeued > 0) {
+            parked.unparkRequeued(c);
+        }
         return new Moved(ids.size(), requeued, ids.get(ids.size() - 1));
     }
 
     @Override
     public int purgeDead(Connection c, long ageMillis) throws SQLException {
+        int n;
         try (PreparedStatement ps = c.prepareStatement(purge)) {
             ps.setLong(1, Math.multiplyExact(ageMillis, 1000L));
-            return ps.executeUpdate();
+            n = ps.executeUpdate();
         }
+        if (n > 0) {
+            parked.releasePurged(c);
+        }
+        return n;
     }
 
     @Override
@@ -172,5 +184,10 @@ final class MariaDbOperatorStore implements OperatorStore {
     @Override
     public long countDead(Connection c) throws SQLException {
         return PostgresOperatorStore.single(c, count);
+    }
+
+    @Override
+    public ParkedKeys parkedKeys() {
+        return parked;
     }
 }

@@ -2,6 +2,7 @@ package io.txbox.relay.internal;
 
 import static io.txbox.internal.mariadb.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
 import static io.txbox.internal.mariadb.schema.tables.TxboxOutboxDead.TXBOX_OUTBOX_DEAD;
+import static io.txbox.internal.mariadb.schema.tables.TxboxOutboxKeyHold.TXBOX_OUTBOX_KEY_HOLD;
 import static io.txbox.internal.mariadb.schema.tables.TxboxRelayLane.TXBOX_RELAY_LANE;
 import static io.txbox.internal.mariadb.schema.tables.TxboxRelayMember.TXBOX_RELAY_MEMBER;
 
@@ -85,7 +86,8 @@ final class MariaDbRelayStore implements RelayStore {
     private final String delete;
     private final String deleteChunk;
     private final String retry;
-    private final String block;
+    private final String hold;
+    private final String unhold;
     private final String deadLetter;
     private final String backlog;
     private final String tablesIn;
@@ -98,6 +100,7 @@ final class MariaDbRelayStore implements RelayStore {
         String d = r.render(TXBOX_OUTBOX_DEAD);
         String l = r.render(TXBOX_RELAY_LANE);
         String m = r.render(TXBOX_RELAY_MEMBER);
+        String h = r.render(TXBOX_OUTBOX_KEY_HOLD);
         String lanesParam = String.format(IDS, "smallint");
 
         StringBuilder values = new StringBuilder();
@@ -126,15 +129,19 @@ final class MariaDbRelayStore implements RelayStore {
         ownedAny = "SELECT lane FROM " + l + " WHERE owner = ?";
         leave = "DELETE FROM " + m + " WHERE member_id = ?";
 
-        lockLanes = "SELECT lane, fence, COALESCE(blocked_until > " + NOW + ", 0) FROM " + l
-                + " WHERE owner = ? AND lane IN " + lanesParam + " FOR UPDATE";
+        // with the lowest row a key of the lane is held at: the worker's claim floor stays below it
+        lockLanes = "SELECT lane, fence, COALESCE(blocked_until > " + NOW + ", 0), (SELECT min(h.row_id) FROM " + h
+                + " h WHERE h.lane = " + l + ".lane) FROM " + l + " WHERE owner = ? AND lane IN " + lanesParam + " FOR UPDATE";
         renewLane = "UPDATE " + l + " SET lease_until = " + NOW + " + INTERVAL ? MICROSECOND WHERE lane = ?";
 
         String columns = OutboxColumns.MESSAGE.stream().map(Field::getName).collect(Collectors.joining(", "));
         // the statement's own time comes back with the rows: CURRENT_TIMESTAMP moves within a
         // transaction here, and the transaction's chained claims take only rows due by then
+        // a held key's rows above the row it is held at stay out (the hold table is small)
+        String notHeld = " AND NOT EXISTS (SELECT 1 FROM " + h + " h WHERE h.lane = %1$s.lane AND h.row_id < %1$s.id"
+                + " AND h.destination = %1$s.destination AND h.routing_key = %1$s.routing_key)";
         String claimed = "SELECT id, " + columns + ", UNIX_TIMESTAMP(created_at), attempts, UNIX_TIMESTAMP(" + NOW
-                + ") FROM " + o + " WHERE lane IN " + lanesParam + " AND available_at <= " + NOW;
+                + ") FROM " + o + " WHERE lane IN " + lanesParam + " AND available_at <= " + NOW + String.format(notHeld, o);
         // only while a destination waits for its target: its rows stay unclaimed, in order
         String skipping = " AND NOT JSON_CONTAINS(?, JSON_QUOTE(destination))";
         String after = " AND id > ?";
@@ -142,7 +149,7 @@ final class MariaDbRelayStore implements RelayStore {
         // no row committed between the first claim's start and the last id claimed
         String chained = after + " AND UNIX_TIMESTAMP(available_at) <= ?";
         String late = "SELECT count(*) FROM " + o + " g WHERE g.lane IN " + lanesParam;
-        String lateTail = " AND UNIX_TIMESTAMP(g.available_at) <= ? AND g.id > ? AND g.id <= ?";
+        String lateTail = " AND UNIX_TIMESTAMP(g.available_at) <= ? AND g.id > ? AND g.id <= ?" + String.format(notHeld, "g");
         String noLateRow = " AND (" + late + lateTail + ") = ?";
         String noLateRowSkipping = " AND (" + late + " AND NOT JSON_CONTAINS(?, JSON_QUOTE(g.destination))" + lateTail + ") = ?";
         // no row locks, as PostgresRelayStore's claim: the locked lanes with their fences make the worker the only claimant
@@ -158,9 +165,10 @@ final class MariaDbRelayStore implements RelayStore {
         deleteChunk = deleteIn(DELETE_CHUNK);
         retry = "UPDATE " + o + " SET attempts = attempts + ?, last_error = ?, available_at = " + NOW
                 + " + INTERVAL ? MICROSECOND WHERE id = ?";
-        // the delay is never negative, so an unset block counts from now
-        block = "UPDATE " + l + " SET blocked_until = GREATEST(COALESCE(blocked_until, " + NOW + "), " + NOW
-                + " + INTERVAL ? MICROSECOND) WHERE lane = ?";
+        // a parked hold keeps the time it was first parked; a retried one stays as it is
+        hold = "INSERT INTO " + h + " (row_id, lane, destination, routing_key, parked_at) VALUES (?, ?, ?, ?, CASE WHEN ? THEN "
+                + NOW + " END) ON DUPLICATE KEY UPDATE parked_at = COALESCE(parked_at, VALUES(parked_at))";
+        unhold = "DELETE FROM " + h + " WHERE row_id = ?";
 
         // A row retried from the dead letters keeps its id; if it dies again, the new reason wins.
         String row = OutboxColumns.ROW.stream().map(Field::getName).collect(Collectors.joining(", "));
@@ -347,6 +355,7 @@ final class MariaDbRelayStore implements RelayStore {
     public Locked lockLanes(Connection c, String memberId, Map<Short, Long> owned, boolean renew, Duration lease)
             throws SQLException {
         Map<Short, Boolean> held = new LinkedHashMap<>();
+        long heldFrom = 0;
         try (PreparedStatement ps = c.prepareStatement(lockLanes)) {
             ps.setString(1, memberId);
             ps.setString(2, json(owned.keySet()));
@@ -355,12 +364,16 @@ final class MariaDbRelayStore implements RelayStore {
                     short lane = rs.getShort(1);
                     if (owned.get(lane) == rs.getLong(2)) {
                         held.put(lane, rs.getBoolean(3));
+                        long from = rs.getLong(4);
+                        if (from > 0 && (heldFrom == 0 || from < heldFrom)) {
+                            heldFrom = from;
+                        }
                     }
                 }
             }
         }
         if (held.isEmpty()) {
-            return new Locked(held, -1);
+            return new Locked(held, -1, 0);
         }
         if (renew) {
             try (PreparedStatement ps = c.prepareStatement(renewLane)) {
@@ -375,7 +388,7 @@ final class MariaDbRelayStore implements RelayStore {
         // read in every batch so a membership change (a relay joining, leaving or expiring) is seen at once
         try (PreparedStatement ps = c.prepareStatement(countMembers); ResultSet rs = ps.executeQuery()) {
             rs.next();
-            return new Locked(held, rs.getInt(1));
+            return new Locked(held, rs.getInt(1), heldFrom);
         }
     }
 
@@ -498,14 +511,32 @@ final class MariaDbRelayStore implements RelayStore {
     }
 
     @Override
-    public void block(Connection c, Map<Short, Long> delayMillisByLane) throws SQLException {
-        if (delayMillisByLane.isEmpty()) {
+    public void hold(Connection c, List<PublishRecord> rows, short[] lanes, boolean parked) throws SQLException {
+        if (rows.isEmpty()) {
             return;
         }
-        try (PreparedStatement ps = c.prepareStatement(block)) {
-            for (Map.Entry<Short, Long> e : delayMillisByLane.entrySet()) {
-                ps.setLong(1, micros(e.getValue()));
-                ps.setShort(2, e.getKey());
+        try (PreparedStatement ps = c.prepareStatement(hold)) {
+            for (int i = 0; i < rows.size(); i++) {
+                PublishRecord row = rows.get(i);
+                ps.setLong(1, row.id());
+                ps.setShort(2, lanes[i]);
+                ps.setString(3, row.destination());
+                ps.setString(4, row.routingKey());
+                ps.setBoolean(5, parked);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    @Override
+    public void unhold(Connection c, long[] ids) throws SQLException {
+        if (ids.length == 0) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(unhold)) {
+            for (long id : ids) {
+                ps.setLong(1, id);
                 ps.addBatch();
             }
             ps.executeBatch();

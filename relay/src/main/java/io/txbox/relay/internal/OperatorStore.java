@@ -61,6 +61,9 @@ public interface OperatorStore {
     /** Number of dead letters. */
     long countDead(Connection c) throws SQLException;
 
+    /** The statements on parked keys; {@link #retryDead}, {@link #retryDeadAfter} and {@link #purgeDead} keep them in step. */
+    ParkedKeys parkedKeys();
+
     /** Column {@code column} of the current row as an instant: each database returns times its own way. */
     @FunctionalInterface
     interface Times {

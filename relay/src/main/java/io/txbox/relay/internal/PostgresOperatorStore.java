@@ -4,6 +4,7 @@ import static io.txbox.internal.PostgresSql.nowPlusMillis;
 import static io.txbox.internal.PostgresSql.param;
 import static io.txbox.internal.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
 import static io.txbox.internal.schema.tables.TxboxOutboxDead.TXBOX_OUTBOX_DEAD;
+import static io.txbox.internal.schema.tables.TxboxOutboxKeyHold.TXBOX_OUTBOX_KEY_HOLD;
 import static io.txbox.internal.schema.tables.TxboxRelayLane.TXBOX_RELAY_LANE;
 import static io.txbox.internal.schema.tables.TxboxRelayMember.TXBOX_RELAY_MEMBER;
 
@@ -55,9 +56,12 @@ final class PostgresOperatorStore implements OperatorStore {
     private final String purge;
     private final String countOlder;
     private final String count;
+    private final ParkedKeys parked;
 
     PostgresOperatorStore(TxboxTables tables) {
         DSLContext r = Jooq.renderer(tables);
+        parked = new ParkedKeys(r.render(TXBOX_OUTBOX_KEY_HOLD), r.render(O), r.render(D), "%s", "now()",
+                (rs, i) -> rs.getObject(i, OffsetDateTime.class).toInstant());
         statusOutbox = sql(r.select(DSL.count(), DSL.count().filterWhere(O.AVAILABLE_AT.le(NOW)), DSL.min(O.CREATED_AT), NOW)
                 .from(O));
         statusDead = sql(r.select(DSL.count(), DSL.min(D.DEAD_AT)).from(D));
@@ -137,7 +141,7 @@ final class PostgresOperatorStore implements OperatorStore {
     public Moved retryDead(Connection c, long id) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(retryOne)) {
             ps.setLong(1, id);
-            return moved(ps);
+            return moved(c, ps);
         }
     }
 
@@ -147,23 +151,33 @@ final class PostgresOperatorStore implements OperatorStore {
             ps.setLong(1, afterId);
             ps.setString(2, destination);
             ps.setString(3, destination);
-            return moved(ps);
+            return moved(c, ps);
         }
     }
 
-    private static Moved moved(PreparedStatement ps) throws SQLException {
+    private Moved moved(Connection c, PreparedStatement ps) throws SQLException {
+        Moved m;
         try (ResultSet rs = ps.executeQuery()) {
             rs.next();
-            return new Moved(rs.getInt(1), rs.getInt(2), rs.getLong(3));
+            m = new Moved(rs.getInt(1), rs.getInt(2), rs.getLong(3));
         }
+        if (m.requeued() > 0) {
+            parked.unparkRequeued(c);
+        }
+        return m;
     }
 
     @Override
     public int purgeDead(Connection c, long ageMillis) throws SQLException {
+        int n;
         try (PreparedStatement ps = c.prepareStatement(purge)) {
             ps.setLong(1, ageMillis);
-            return ps.executeUpdate();
+            n = ps.executeUpdate();
         }
+        if (n > 0) {
+            parked.releasePurged(c);
+        }
+        return n;
     }
 
     @Override
@@ -180,6 +194,11 @@ final class PostgresOperatorStore implements OperatorStore {
     @Override
     public long countDead(Connection c) throws SQLException {
         return single(c, count);
+    }
+
+    @Override
+    public ParkedKeys parkedKeys() {
+        return parked;
     }
 
     /** The single number {@code sql}, which takes no parameters, returns. */

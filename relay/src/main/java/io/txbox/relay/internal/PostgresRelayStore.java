@@ -6,6 +6,7 @@ import static io.txbox.internal.PostgresSql.param;
 import static io.txbox.internal.PostgresSql.unnest;
 import static io.txbox.internal.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
 import static io.txbox.internal.schema.tables.TxboxOutboxDead.TXBOX_OUTBOX_DEAD;
+import static io.txbox.internal.schema.tables.TxboxOutboxKeyHold.TXBOX_OUTBOX_KEY_HOLD;
 import static io.txbox.internal.schema.tables.TxboxRelayLane.TXBOX_RELAY_LANE;
 import static io.txbox.internal.schema.tables.TxboxRelayMember.TXBOX_RELAY_MEMBER;
 
@@ -16,6 +17,7 @@ import io.txbox.internal.OutboxColumns;
 import io.txbox.internal.PostgresSql;
 import io.txbox.internal.schema.tables.TxboxOutbox;
 import io.txbox.internal.schema.tables.TxboxOutboxDead;
+import io.txbox.internal.schema.tables.TxboxOutboxKeyHold;
 import io.txbox.internal.schema.tables.TxboxRelayLane;
 import io.txbox.internal.schema.tables.TxboxRelayMember;
 import io.txbox.internal.shaded.jooq.CommonTableExpression;
@@ -62,6 +64,7 @@ final class PostgresRelayStore implements RelayStore {
     private static final TxboxOutboxDead D = TXBOX_OUTBOX_DEAD;
     private static final TxboxRelayLane L = TXBOX_RELAY_LANE.as("l");
     private static final TxboxRelayMember M = TXBOX_RELAY_MEMBER;
+    private static final TxboxOutboxKeyHold H = TXBOX_OUTBOX_KEY_HOLD.as("h");
     private static final Field<OffsetDateTime> NOW = DSL.currentOffsetDateTime();
     /** The claim's columns: the row as it is published, plus its attempts so far. */
     private static final List<Field<?>> CLAIMED = OutboxColumns.concat(OutboxColumns.ROW, List.of(O.ATTEMPTS));
@@ -86,7 +89,8 @@ final class PostgresRelayStore implements RelayStore {
     private final String claimChainedSkipping;
     private final String delete;
     private final String retry;
-    private final String block;
+    private final String hold;
+    private final String unhold;
     private final String deadLetter;
     private final String backlog;
     private final String missingTables;
@@ -111,6 +115,8 @@ final class PostgresRelayStore implements RelayStore {
         // read in every batch so a membership change (a relay joining, leaving or expiring) is seen at once
         Field<Integer> memberCount = DSL.field(r.selectCount().from(M).where(M.LEASE_UNTIL.gt(NOW)));
         Field<Boolean> blocked = DSL.coalesce(DSL.field(L.BLOCKED_UNTIL.gt(NOW)), DSL.inline(false));
+        // the lowest row a key of the lane is held at: the worker's claim floor stays below it
+        Field<Long> heldFrom = DSL.field(r.select(DSL.min(H.ROW_ID)).from(H).where(H.LANE.eq(L.LANE)));
 
         ownedLanes = sql(r.select(L.LANE, L.FENCE).from(L).where(L.OWNER.eq(param(SQLDataType.VARCHAR)))
                 .and(L.LEASE_UNTIL.gt(NOW)).orderBy(L.LANE));
@@ -133,8 +139,8 @@ final class PostgresRelayStore implements RelayStore {
         Condition held = L.LANE.eq(column("mine", "lane", Short.class)).and(L.FENCE.eq(column("mine", "fence", Long.class)));
         renewLanes = sql(r.update(L).set(L.LEASE_UNTIL, nowPlusMillis(param(SQLDataType.BIGINT))).from(mine)
                 .where(held).and(L.OWNER.eq(param(SQLDataType.VARCHAR)))
-                .returningResult(L.LANE, blocked, memberCount));
-        lockLanes = sql(r.select(L.LANE, blocked, memberCount).from(L).join(mine).on(held)
+                .returningResult(L.LANE, blocked, memberCount, heldFrom));
+        lockLanes = sql(r.select(L.LANE, blocked, memberCount, heldFrom).from(L).join(mine).on(held)
                 .where(L.OWNER.eq(param(SQLDataType.VARCHAR))).forNoKeyUpdate().of(L));
 
         // only while a destination waits for its target: its rows stay unclaimed, in order
@@ -156,9 +162,18 @@ final class PostgresRelayStore implements RelayStore {
                 .set(O.AVAILABLE_AT, nowPlusMillis(column("f", "delay_ms", Long.class)))
                 .from(f).where(O.ID.eq(column("f", "id", Long.class))));
 
-        Table<?> b = unnest("b", List.of("lane", "delay_ms"), SQLDataType.SMALLINT, SQLDataType.BIGINT);
-        block = sql(r.update(L).set(L.BLOCKED_UNTIL, DSL.greatest(L.BLOCKED_UNTIL, nowPlusMillis(column("b", "delay_ms", Long.class))))
-                .from(b).where(L.LANE.eq(column("b", "lane", Short.class))));
+        Table<?> k = unnest("k", List.of("id", "lane", "destination", "routing_key"), SQLDataType.BIGINT,
+                SQLDataType.SMALLINT, SQLDataType.VARCHAR, SQLDataType.VARCHAR);
+        TxboxOutboxKeyHold hk = TXBOX_OUTBOX_KEY_HOLD;
+        // a parked hold keeps the time it was first parked; a retried one stays as it is
+        hold = sql(r.insertInto(hk, hk.ROW_ID, hk.LANE, hk.DESTINATION, hk.ROUTING_KEY, hk.PARKED_AT)
+                .select(r.select(column("k", "id", Long.class), column("k", "lane", Short.class),
+                                column("k", "destination", String.class), column("k", "routing_key", String.class),
+                                DSL.when(DSL.condition(param(SQLDataType.BOOLEAN)), NOW))
+                        .from(k))
+                .onConflict(hk.ROW_ID).doUpdate()
+                .set(hk.PARKED_AT, DSL.coalesce(hk.PARKED_AT, DSL.excluded(hk.PARKED_AT))));
+        unhold = sql(r.deleteFrom(hk).where(hk.ROW_ID.eq(DSL.any(param(SQLDataType.BIGINT.array())))));
 
         deadLetter = deadLetterStatement(r);
         backlog = backlogQuery(r);
@@ -187,6 +202,7 @@ final class PostgresRelayStore implements RelayStore {
                 .and(O.AVAILABLE_AT.le(NOW))
                 .and(skip)
                 .and(after)
+                .and(notHeld(O))
                 .orderBy(O.ID)
                 .limit(param(SQLDataType.INTEGER)));
     }
@@ -204,8 +220,19 @@ final class PostgresRelayStore implements RelayStore {
                         .and(g.AVAILABLE_AT.le(NOW))
                         .and(skip)
                         .and(g.ID.gt(param(SQLDataType.BIGINT)))
-                        .and(g.ID.le(param(SQLDataType.BIGINT))))
+                        .and(g.ID.le(param(SQLDataType.BIGINT)))
+                        .and(notHeld(g)))
                 .eq(param(SQLDataType.INTEGER));
+    }
+
+    /**
+     * The claim's per-key exclusion: no row of a held key above the row it is held at. The hold
+     * table is small (keys with a failing or dead row), so this is an anti-join against a handful
+     * of rows per lane; a row without a routing key matches no hold.
+     */
+    private static Condition notHeld(TxboxOutbox o) {
+        return DSL.notExists(DSL.selectOne().from(H).where(H.LANE.eq(o.LANE)).and(H.ROW_ID.lt(o.ID))
+                .and(H.DESTINATION.eq(o.DESTINATION)).and(H.ROUTING_KEY.eq(o.ROUTING_KEY)));
     }
 
     /**
@@ -341,6 +368,7 @@ final class PostgresRelayStore implements RelayStore {
         Long[] fences = owned.values().toArray(Long[]::new);
         Map<Short, Boolean> held = new LinkedHashMap<>();
         int members = -1;
+        long heldFrom = 0;
         try (PreparedStatement ps = c.prepareStatement(renew ? renewLanes : lockLanes)) {
             int i = 1;
             if (renew) {
@@ -353,10 +381,14 @@ final class PostgresRelayStore implements RelayStore {
                 while (rs.next()) {
                     held.put(rs.getShort(1), rs.getBoolean(2));
                     members = rs.getInt(3);
+                    long from = rs.getLong(4);
+                    if (from > 0 && (heldFrom == 0 || from < heldFrom)) {
+                        heldFrom = from;
+                    }
                 }
             }
         }
-        return new Locked(held, members);
+        return new Locked(held, members, heldFrom);
     }
 
     @Override
@@ -519,13 +551,40 @@ final class PostgresRelayStore implements RelayStore {
     }
 
     @Override
-    public void block(Connection c, Map<Short, Long> delayMillisByLane) throws SQLException {
-        if (delayMillisByLane.isEmpty()) {
+    public void hold(Connection c, List<PublishRecord> rows, short[] lanes, boolean parked) throws SQLException {
+        if (rows.isEmpty()) {
             return;
         }
-        try (PreparedStatement ps = c.prepareStatement(block)) {
-            ps.setArray(1, c.createArrayOf("int2", delayMillisByLane.keySet().toArray()));
-            ps.setArray(2, c.createArrayOf("int8", delayMillisByLane.values().toArray()));
+        int n = rows.size();
+        Long[] ids = new Long[n];
+        Short[] rowLanes = new Short[n];
+        String[] destinations = new String[n];
+        String[] keys = new String[n];
+        for (int i = 0; i < n; i++) {
+            PublishRecord row = rows.get(i);
+            ids[i] = row.id();
+            rowLanes[i] = lanes[i];
+            destinations[i] = row.destination();
+            keys[i] = row.routingKey();
+        }
+        try (PreparedStatement ps = c.prepareStatement(hold)) {
+            // the parked flag's parameter is in the select list, before the arrays of its FROM
+            ps.setBoolean(1, parked);
+            ps.setArray(2, c.createArrayOf("int8", ids));
+            ps.setArray(3, c.createArrayOf("int2", rowLanes));
+            ps.setArray(4, c.createArrayOf("varchar", destinations));
+            ps.setArray(5, c.createArrayOf("varchar", keys));
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public void unhold(Connection c, long[] ids) throws SQLException {
+        if (ids.length == 0) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(unhold)) {
+            ps.setArray(1, c.createArrayOf("int8", box(ids)));
             ps.executeUpdate();
         }
     }

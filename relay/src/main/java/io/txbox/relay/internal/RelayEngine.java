@@ -3,6 +3,7 @@ package io.txbox.relay.internal;
 import io.txbox.internal.Args;
 import io.txbox.internal.Dialect;
 import io.txbox.TxboxException;
+import io.txbox.relay.DeadLetters;
 import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Publisher;
 import io.txbox.relay.Relay;
@@ -35,6 +36,8 @@ final class RelayEngine implements Relay {
     private final RelaySettings settings;
     /** Chosen by the DataSource's database when first needed (at start), then kept. */
     private volatile @Nullable RelayStore store;
+    /** The parked keys' figures, for the backlog sample; set with {@link #store}. */
+    private volatile @Nullable ParkedKeys parked;
     private final DestinationWaits waits;
     private final List<Worker> workers = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
@@ -71,7 +74,9 @@ final class RelayEngine implements Relay {
             synchronized (this) {
                 s = store;
                 if (s == null) {
-                    s = RelayStore.of(settings.tables(), Dialect.of(settings.dataSource()));
+                    Dialect dialect = Dialect.of(settings.dataSource());
+                    parked = OperatorStore.of(settings.tables(), dialect).parkedKeys();
+                    s = RelayStore.of(settings.tables(), dialect);
                     store = s;
                 }
             }
@@ -333,8 +338,10 @@ final class RelayEngine implements Relay {
             return;
         }
         long[] b;
+        DeadLetters.Parked p;
         try (Connection c = settings.dataSource().getConnection()) {
             b = store().backlog(c, (int) Math.max(1, Math.min(settings.backlogInterval().toSeconds(), 30)));
+            p = java.util.Objects.requireNonNull(parked, "set with the store").summary(c);
             if (!c.getAutoCommit()) {
                 c.commit();
             }
@@ -351,6 +358,7 @@ final class RelayEngine implements Relay {
         }
         try {
             settings.listener().backlog(b[0], Duration.ofMillis(b[1]));
+            settings.listener().parkedKeys(p.keys(), p.oldestAge() == null ? Duration.ZERO : p.oldestAge());
         } catch (RuntimeException e) {
             log.warn("{} - relay listener failed: {}", settings.relayId(), e.toString());
         }

@@ -25,7 +25,7 @@ import org.jspecify.annotations.Nullable;
  * The operators' calls ({@code RelayAdmin}, {@code DeadLetters}) have theirs behind {@link OperatorStore}.
  *
  * <p>A batch is one transaction on the worker's connection: {@link #lockLanes}, {@link #claim},
- * then {@link #delete}, {@link #retry}, {@link #block} and {@link #deadLetter} for the outcomes;
+ * then {@link #delete}, {@link #retry}, {@link #hold}, {@link #unhold} and {@link #deadLetter} for the outcomes;
  * while it waits for the broker, the same transaction may claim the next batch with {@link
  * #claimAfter}. No method commits.
  */
@@ -70,18 +70,23 @@ interface RelayStore {
 
     /**
      * Locks the member's lanes for this transaction, renewing their lease if {@code renew}, and
-     * returns the lanes still held (same owner and fence) with whether each is blocked, and the
-     * number of live members. A lane missing from the result was lost to another member.
+     * returns the lanes still held (same owner and fence) with whether each is blocked, the
+     * number of live members, and the lowest row a key of those lanes is held at ({@link #hold}).
+     * A lane missing from the result was lost to another member.
      */
     Locked lockLanes(Connection c, String memberId, Map<Short, Long> owned, boolean renew, Duration lease)
             throws SQLException;
 
-    /** Lanes still held, each with whether it is blocked; live members, or -1 when no lane is held. */
-    record Locked(Map<Short, Boolean> held, int members) {}
+    /**
+     * Lanes still held, each with whether it is blocked; live members, or -1 when no lane is held;
+     * the lowest row id a key of the held lanes is held at, 0 when none is.
+     */
+    record Locked(Map<Short, Boolean> held, int members, long heldFrom) {}
 
     /**
      * The claim query: up to {@code limit} due rows of {@code lanes} in id order, without the
-     * rows of the {@code skipDestinations}. It locks no row: the caller holds the lanes locked
+     * rows of the {@code skipDestinations} and without a held key's rows above the row it is held
+     * at ({@link #hold}). It locks no row: the caller holds the lanes locked
      * ({@link #lockLanes}) with their fences, so no other worker claims these lanes' rows meanwhile.
      */
     Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException;
@@ -128,8 +133,16 @@ interface RelayStore {
     /** Counts {@code addAttempts} failed attempts and makes each row due again after its delay (database time). */
     void retry(Connection c, long[] ids, String[] errors, long[] delayMillis, int[] addAttempts) throws SQLException;
 
-    /** Keeps each lane from being claimed for at least its delay, so no later row overtakes a failed one. */
-    void block(Connection c, Map<Short, Long> delayMillisByLane) throws SQLException;
+    /**
+     * Holds each row's routing key (in its destination) at the row, so the claim leaves out the
+     * key's later rows until the hold ends: while the row is retried, or, with {@code parked},
+     * after it was dead-lettered (the key is parked until an operator acts). A hold already there
+     * stays; {@code parked} marks it parked. The rows all have a routing key.
+     */
+    void hold(Connection c, List<PublishRecord> rows, short[] lanes, boolean parked) throws SQLException;
+
+    /** Ends the holds at the rows {@code ids}, if any: they were published, or dead-lettered without parking. */
+    void unhold(Connection c, long[] ids) throws SQLException;
 
     /** Moves rows to the dead-letter table with their reasons, adding {@code addAttempts} to their attempts. */
     void deadLetter(Connection c, long[] ids, String[] reasons, int[] addAttempts) throws SQLException;

@@ -8,7 +8,7 @@ record RowOutcome(Kind kind, @Nullable String error) {
     static final int MAX_ERROR_CHARS = 2000;
 
     /**
-     * HELD: not sent because an earlier row of its lane failed; retried without counting an
+     * HELD: not sent because an earlier row of its routing key failed; retried without counting an
      * attempt. WAIT: its destination's target is missing; due again at once, without counting
      * an attempt and without blocking its lane, while the relay skips the destination for a pause.
      */

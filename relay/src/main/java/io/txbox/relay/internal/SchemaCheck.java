@@ -37,7 +37,7 @@ public final class SchemaCheck {
 
     private static List<String> tables(TxboxTables tables) {
         return List.of(tables.outboxTable(), tables.outboxDeadTable(), tables.inboxTable(), tables.relayLaneTable(),
-                tables.relayMemberTable());
+                tables.relayMemberTable(), tables.outboxKeyHoldTable());
     }
 
     /** The instruction for a schema without txbox tables. */

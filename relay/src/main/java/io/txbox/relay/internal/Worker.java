@@ -56,8 +56,10 @@ final class Worker implements Runnable {
         this.store = engine.store();
         this.ticker = settings.ticker();
         this.memberId = memberId(settings.relayId(), index);
-        this.publisher = new BatchPublisher(settings.routes(), settings.publishTimeout(), engine.waits(), ticker);
-        this.settler = new BatchSettler(store, memberId, settings.maxAttempts(), settings.backoff(), settings.random());
+        this.publisher = new BatchPublisher(settings.routes(), settings.publishTimeout(), engine.waits(), ticker,
+                settings::parks);
+        this.settler = new BatchSettler(store, memberId, settings.maxAttempts(), settings.backoff(), settings.random(),
+                settings::parks);
         List<String> relayWorkers = new ArrayList<>(settings.workers());
         for (int i = 0; i < settings.workers(); i++) {
             relayWorkers.add(memberId(settings.relayId(), i));
@@ -135,6 +137,7 @@ final class Worker implements Runnable {
             open = lanes.lock(c);
             if (!open.isEmpty()) {
                 List<String> paused = engine.waits().paused();
+                floor.holdsFrom(lanes.heldFrom());
                 from = floor.claimAbove(open, !paused.isEmpty(), started);
                 claimed = from == 0
                         ? store.claim(c, open, settings.batchSize(), paused)
@@ -161,7 +164,7 @@ final class Worker implements Runnable {
         boolean reachedEnd = claimed.rows().size() < settings.batchSize();
         try {
             RelayStore.Claimed current = claimed;
-            BatchPublisher.Sent sent = publisher.send(current.rows(), current.lanes());
+            BatchPublisher.Sent sent = publisher.send(current.rows());
             unconfirmed = sent;
             while (true) {
                 long claimedAt = ticker.getAsLong();
@@ -174,9 +177,9 @@ final class Worker implements Runnable {
                 long publishedAt = ticker.getAsLong();
                 reachedEnd |= next != null && next.rows().size() < settings.batchSize();
                 boolean sendNext = next != null && !next.rows().isEmpty() && result.clean();
-                BatchPublisher.Sent nextSent = sendNext ? publisher.send(next.rows(), next.lanes()) : null;
+                BatchPublisher.Sent nextSent = sendNext ? publisher.send(next.rows()) : null;
                 unconfirmed = nextSent;
-                settler.settle(c, current.rows(), current.lanes(), result.outcomes());
+                settler.settle(c, current.rows(), current.lanes(), result.outcomes(), lanes.heldFrom() > 0);
                 settled.add(new Settled(current.rows(), result));
                 total += current.rows().size();
                 if (log.isDebugEnabled()) {

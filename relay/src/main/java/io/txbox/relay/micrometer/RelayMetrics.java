@@ -20,6 +20,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       by the relay (a scrape never queries the database); exact up to 10,000 rows, an
  *       upper-bound estimate from the id span above (see {@link RelayListener#backlog});
  *   <li>{@value #OLDEST_AGE} (gauge, seconds): age of the oldest waiting row;
+ *   <li>{@value #PARKED_KEYS} (gauge): routing keys parked at a dead letter, their later rows
+ *       waiting until an operator retries or skips it (see {@link RelayListener#parkedKeys});
+ *   <li>{@value #PARKED_OLDEST_AGE} (gauge, seconds): how long the longest-parked key has been parked;
  *   <li>{@value #PUBLISHED}, {@value #FAILED}, {@value #DEAD_LETTERED} (counters), tagged
  *       {@code destination} and {@code broker};
  *   <li>{@value #LATENCY} (timer): per batch, from the first send to the last confirmation,
@@ -39,6 +42,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class RelayMetrics implements RelayListener {
     public static final String BACKLOG = "txbox.outbox.backlog";
     public static final String OLDEST_AGE = "txbox.outbox.oldest.age";
+    public static final String PARKED_KEYS = "txbox.outbox.parked.keys";
+    public static final String PARKED_OLDEST_AGE = "txbox.outbox.parked.oldest.age";
     public static final String PUBLISHED = "txbox.relay.published";
     public static final String FAILED = "txbox.relay.failed";
     public static final String DEAD_LETTERED = "txbox.relay.dead_lettered";
@@ -56,6 +61,8 @@ public final class RelayMetrics implements RelayListener {
     private final MeterRegistry registry;
     private final AtomicLong backlog = new AtomicLong();
     private final AtomicLong oldestMillis = new AtomicLong();
+    private final AtomicLong parkedKeys = new AtomicLong();
+    private final AtomicLong parkedMillis = new AtomicLong();
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
 
@@ -65,6 +72,12 @@ public final class RelayMetrics implements RelayListener {
                 .register(registry);
         Gauge.builder(OLDEST_AGE, oldestMillis, a -> a.get() / 1000.0).description("age of the oldest outbox row")
                 .baseUnit("seconds").register(registry);
+        Gauge.builder(PARKED_KEYS, parkedKeys, AtomicLong::get)
+                .description("routing keys parked at a dead letter, their later rows waiting for an operator")
+                .baseUnit("keys").register(registry);
+        Gauge.builder(PARKED_OLDEST_AGE, parkedMillis, a -> a.get() / 1000.0)
+                .description("how long the longest-parked routing key has been parked").baseUnit("seconds")
+                .register(registry);
     }
 
     /** Registers the gauges on {@code registry} and returns the listener to pass to the relay builder. */
@@ -113,6 +126,13 @@ public final class RelayMetrics implements RelayListener {
         Args.notNull(oldestAge, "oldestAge");
         backlog.set(rows);
         oldestMillis.set(oldestAge.toMillis());
+    }
+
+    @Override
+    public void parkedKeys(long keys, Duration oldestAge) {
+        Args.notNull(oldestAge, "oldestAge");
+        parkedKeys.set(keys);
+        parkedMillis.set(oldestAge.toMillis());
     }
 
     private Counter counter(String name, String destination, String broker) {
