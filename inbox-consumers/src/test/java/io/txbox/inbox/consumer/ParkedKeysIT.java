@@ -13,6 +13,8 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.InboxMaintenance;
 import io.txbox.inbox.ParkedKey;
 import io.txbox.inbox.Resolution;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.txbox.inbox.consumer.micrometer.MicrometerConsumerListener;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
@@ -163,6 +165,8 @@ class ParkedKeysIT {
     void requestedSkip_dropsTheDeadMessage_runsTheRest_andItsRedeliveryIsADuplicate(TestDatabase db, Broker broker)
             throws Exception {
         Fixture f = new Fixture(db, broker, Mode.RECORD);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        f.listener = new MicrometerConsumerListener(registry);
         poison.add("D-1");
         f.send("D", "D-1");
         InboxConsumer consumer = start(f.build());
@@ -170,6 +174,9 @@ class ParkedKeysIT {
         f.send("D", "D-2");
         f.send("E", "E-1");
         await().atMost(WAIT).until(() -> f.effects().contains("E-1") && consumer.parkedKeys().stats().messages() == 2);
+        await().atMost(WAIT).until(() -> gauge(registry, "txbox.consumer.parked.messages", f.consumer) == 2
+                && gauge(registry, "txbox.consumer.parked.keys", f.consumer) == 1
+                && gauge(registry, "txbox.consumer.parked.oldest.age", f.consumer) > 0);
 
         // What the admin CLI does: a request the running consumer carries out.
         InboxMaintenance ops = InboxMaintenance.of(db.dataSource(), f.tables);
@@ -179,10 +186,17 @@ class ParkedKeysIT {
         await().atMost(WAIT).until(() -> f.effects().contains("D-2"));
         await().atMost(WAIT).until(() -> ops.listParked(f.consumer, 10).isEmpty());
 
+        await().atMost(WAIT).until(() -> gauge(registry, "txbox.consumer.parked.messages", f.consumer) == 0);
+
         f.send("D", "D-1"); // redelivered after the skip: a duplicate, never run
         f.send("D", "D-3");
         await().atMost(WAIT).until(() -> f.effects().contains("D-3"));
         assertThat(f.effects()).containsExactly("E-1", "D-2", "D-3");
+    }
+
+    private static double gauge(SimpleMeterRegistry registry, String name, String consumer) {
+        io.micrometer.core.instrument.Gauge g = registry.find(name).tag("consumer", consumer).gauge();
+        return g == null ? -1 : g.value();
     }
 
     private InboxConsumer start(InboxConsumer consumer) {
@@ -199,6 +213,7 @@ class ParkedKeysIT {
         final String consumer;
         final TxboxTables tables;
         final String destination;
+        ConsumerListener listener = ConsumerListener.NONE;
 
         Fixture(TestDatabase db, Broker broker, Mode mode) throws Exception {
             this.db = db;
@@ -286,13 +301,15 @@ class ParkedKeysIT {
                         : KafkaInboxConsumer.builder(inbox, ds, handler);
                 return b.bootstrapServers(KAFKA.bootstrapServers()).topics(destination)
                         .pollTimeout(Duration.ofMillis(100)).backoff(Duration.ofMillis(50), Duration.ofMillis(200))
-                        .batchSize(batch).parkKeys(true).parkedPollInterval(Duration.ofMillis(200)).build();
+                        .batchSize(batch).parkKeys(true).parkedPollInterval(Duration.ofMillis(200)).listener(listener)
+                        .build();
             }
             RabbitInboxConsumer.Builder b = mode == Mode.TWO_PHASE ? RabbitInboxConsumer.builder(store, twoPhase)
                     : RabbitInboxConsumer.builder(inbox, ds, handler);
             return b.connectionFactory(RABBIT.connectionFactory()).queue(destination).prefetch(20)
                     .deadLetterExchange(destination + "-dlx").backoff(Duration.ofMillis(50), Duration.ofMillis(200))
-                    .batchSize(batch).parkKeys(true).parkedPollInterval(Duration.ofMillis(200)).build();
+                    .batchSize(batch).parkKeys(true).parkedPollInterval(Duration.ofMillis(200)).listener(listener)
+                    .build();
         }
 
         private void effect(Connection c, String key) throws SQLException {

@@ -1,10 +1,11 @@
 -- Parked messages of a consumer's ordering keys, as on PostgreSQL (see its V5 for the why).
+-- head is a smallint (0 or 1): MariaDB and MySQL have no boolean type (theirs is a tinyint).
 CREATE TABLE `${schema}`.`${prefix}inbox_parked` (
     id            bigint       NOT NULL AUTO_INCREMENT,
     consumer      varchar(255) NOT NULL,
     ordering_key  varchar(255) NOT NULL,
     message_key   varchar(255) NOT NULL,
-    head          boolean      NOT NULL,
+    head          smallint     NOT NULL,
     payload       longblob     NOT NULL,
     headers       longblob     NOT NULL,
     reason        longtext     NULL,

@@ -456,7 +456,6 @@ public final class DeliveryProcessor {
         }
         log.error("[{}] {} key {}: {}; its ordering key is parked", consumer(), delivery.coordinates(), logKey(key),
                 keyLogs.redact(why, key));
-        listener.onDeadLetter(consumer(), why);
         return new Decision.Ack(outcome);
     }
 
@@ -490,7 +489,7 @@ public final class DeliveryProcessor {
             ParkedKeys keys = parking.keys();
             TwoPhaseStore claims = store;
             parking.start(claims != null ? limit -> keys.resolveRequested(limit, m -> underClaim(claims, m, null))
-                    : limit -> keys.resolveRequested(limit, handler()));
+                    : limit -> keys.resolveRequested(limit, handler()), listener);
         }
     }
 
@@ -721,6 +720,11 @@ public final class DeliveryProcessor {
         @Override
         public void onError(String consumer, Throwable error) {
             run(consumer, () -> delegate.onError(consumer, error));
+        }
+
+        @Override
+        public void onParked(String consumer, ParkedKeys.Stats stats) {
+            run(consumer, () -> delegate.onParked(consumer, stats));
         }
 
         private static void run(String consumer, Runnable call) {

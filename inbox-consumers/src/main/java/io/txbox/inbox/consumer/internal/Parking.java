@@ -134,9 +134,10 @@ final class Parking {
 
     /**
      * Starts looking for requested resolutions every poll interval, each carried out by
-     * {@code resolver}.
+     * {@code resolver}, and tells {@code listener} the parked keys' stats after each look.
      */
-    synchronized void start(java.util.function.IntFunction<List<Resolution>> resolver) {
+    synchronized void start(java.util.function.IntFunction<List<Resolution>> resolver,
+            io.txbox.inbox.consumer.ConsumerListener listener) {
         if (poller != null) {
             return;
         }
@@ -153,6 +154,7 @@ final class Parking {
                             r.released() ? "released" : "stopped again at key " + keyLogs.show(
                                     java.util.Objects.requireNonNull(r.stoppedAt())));
                 }
+                listener.onParked(consumer, keys.stats());
             } catch (RuntimeException e) {
                 log.warn("[{}] looking for requested resolutions of parked keys failed, again in {}: {}", consumer,
                         pollInterval, e.toString());
