@@ -283,7 +283,7 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
         }
         if (parkKeys && store != null && store.parkedKeys() == null) {
             throw new ConfigException("parkKeys(true) needs a store that keeps parked keys, but " + store
-                    + " keeps none; use the database inbox's store (Inbox.twoPhase(dataSource)) or parkKeys(false)");
+                    + " (" + store.getClass().getName() + ") keeps none; use the database inbox's store (Inbox.twoPhase(dataSource)) or parkKeys(false)");
         }
         return new ConsumerOptions(consumer(), inbox, dataSource, handler, store, twoPhaseHandler, keyHeader, keyPolicy,
                 backoff, listener, clock, shutdownTimeout, batchSize, hashKeysInLogs, tracing, parkKeys, parkedPollInterval)

@@ -476,6 +476,7 @@ public final class DeliveryProcessor {
      * @throws io.txbox.ConfigException if this consumer does not park keys
      */
     public Resolution resolveParked(String orderingKey, boolean skipHead) {
+        Args.notNull(orderingKey, "orderingKey");
         ParkedKeys keys = parking().keys();
         if (store != null) {
             return keys.resolve(orderingKey, skipHead, m -> underClaim(store, m, null));
