@@ -49,14 +49,34 @@ final class ConsumerPoison {
     private int passes;
     boolean broken;
 
-    ConsumerPoison(Options o, int messages, int partitions, int payloadBytes, double poison) {
+    /**
+     * Reads the poison options (declared whatever their values, so that they are known options);
+     * {@code null} without {@code --poison}.
+     */
+    static ConsumerPoison configure(Options o, boolean kafka, int messages, int partitions, int payloadBytes) {
+        double poison = o.doubleValue("poison", 0, "consumer-kafka only: instead, compare the healthy keys' rate with "
+                + "this fraction of ordering keys poison (parkKeys) against none, in the same run");
+        int keys = o.intValue("keys", 1000, "with --poison: ordering keys the messages are spread over");
+        int maxAttempts = o.intValue("max-attempts", 3, "with --poison: the inbox's maxAttempts");
+        int backoffMs = o.intValue("backoff-ms", 50, "with --poison: the consumer's initial backoff");
+        if (poison == 0) {
+            return null;
+        }
+        if (!kafka) {
+            throw new Options.UsageException("--poison runs on consumer-kafka only");
+        }
+        return new ConsumerPoison(messages, partitions, payloadBytes, poison, keys, maxAttempts, backoffMs);
+    }
+
+    private ConsumerPoison(int messages, int partitions, int payloadBytes, double poison, int keys, int maxAttempts,
+            int backoffMs) {
         this.messages = messages;
         this.partitions = partitions;
         this.payloadBytes = payloadBytes;
         this.poison = poison;
-        this.keys = o.intValue("keys", 1000, "with --poison: ordering keys the messages are spread over");
-        this.maxAttempts = o.intValue("max-attempts", 3, "with --poison: the inbox's maxAttempts");
-        this.backoff = Duration.ofMillis(o.intValue("backoff-ms", 50, "with --poison: the consumer's initial backoff"));
+        this.keys = keys;
+        this.maxAttempts = maxAttempts;
+        this.backoff = Duration.ofMillis(backoffMs);
         if (poison <= 0 || poison >= 1 || keys < 1 || keys > messages || maxAttempts < 1 || backoff.isNegative()
                 || backoff.isZero()) {
             throw new Options.UsageException("need 0 < --poison < 1, 1 <= --keys <= --messages, --max-attempts >= 1, "

@@ -115,14 +115,7 @@ final class ConsumerThroughput extends Scenario {
         if (chained && broker != Broker.KAFKA) {
             throw new Options.UsageException("--chained runs on consumer-kafka only");
         }
-        double poisonFraction = o.doubleValue("poison", 0, "consumer-kafka only: instead, compare the healthy keys' "
-                + "rate with this fraction of ordering keys poison (parkKeys) against none, in the same run");
-        if (poisonFraction > 0) {
-            if (broker != Broker.KAFKA) {
-                throw new Options.UsageException("--poison runs on consumer-kafka only");
-            }
-            poison = new ConsumerPoison(o, messages, partitions, payloadBytes, poisonFraction);
-        }
+        poison = ConsumerPoison.configure(o, broker == Broker.KAFKA, messages, partitions, payloadBytes);
         kinds = new java.util.ArrayList<>(List.of(Kind.BARE, Kind.TXBOX, Kind.TXBOX_BATCH));
         if (chained) {
             kinds.add(Kind.CHAINED);
