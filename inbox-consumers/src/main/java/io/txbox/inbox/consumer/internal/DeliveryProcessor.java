@@ -109,9 +109,12 @@ public final class DeliveryProcessor {
         this.handler = b.handler() == null ? null : new MdcHandler(b.handler(), consumer, keyLogs, b.tracing());
         this.twoPhaseHandler = b.twoPhaseHandler() == null ? null
                 : new MdcHandler(b.twoPhaseHandler(), consumer, keyLogs, b.tracing());
-        this.parking = !b.parkKeys() ? null : new Parking(consumer, store != null
-                ? java.util.Objects.requireNonNull(store.parkedKeys(), "checked by the builder")
-                : inbox().parkedKeys(database()), keyLogs, b.parkedPollInterval());
+        TwoPhaseStore claims = store;
+        this.parking = !b.parkKeys() ? null : claims != null
+                ? new Parking(consumer, java.util.Objects.requireNonNull(claims.parkedKeys(), "checked by the builder"),
+                        keyLogs, b.parkedPollInterval(), null, m -> underClaim(claims, m, null))
+                : new Parking(consumer, inbox().parkedKeys(database()), keyLogs, b.parkedPollInterval(), handler(),
+                        null);
     }
 
     /**
@@ -477,20 +480,13 @@ public final class DeliveryProcessor {
      */
     public Resolution resolveParked(String orderingKey, boolean skipHead) {
         Args.notNull(orderingKey, "orderingKey");
-        ParkedKeys keys = parking().keys();
-        if (store != null) {
-            return keys.resolve(orderingKey, skipHead, m -> underClaim(store, m, null));
-        }
-        return skipHead ? keys.skip(orderingKey, handler()) : keys.retry(orderingKey, handler());
+        return parking().resolve(orderingKey, skipHead);
     }
 
     /** Starts carrying out the resolutions operators request ({@link ParkedKeys#request}), if this consumer parks keys. */
     public void startParked() {
         if (parking != null) {
-            ParkedKeys keys = parking.keys();
-            TwoPhaseStore claims = store;
-            parking.start(claims != null ? limit -> keys.resolveRequested(limit, m -> underClaim(claims, m, null))
-                    : limit -> keys.resolveRequested(limit, handler()), listener);
+            parking.start(listener);
         }
     }
 
@@ -688,52 +684,5 @@ public final class DeliveryProcessor {
     /** The listener; exceptions it throws are logged and swallowed. */
     public ConsumerListener listener() {
         return listener;
-    }
-
-    /** Shields the consumer from a listener that throws. */
-    private static final class GuardedListener implements ConsumerListener {
-        private final ConsumerListener delegate;
-
-        GuardedListener(ConsumerListener delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public void onOutcome(String consumer, Outcome.Status status, Duration took) {
-            run(consumer, () -> delegate.onOutcome(consumer, status, took));
-        }
-
-        @Override
-        public void onRetry(String consumer, Duration delay, String reason) {
-            run(consumer, () -> delegate.onRetry(consumer, delay, reason));
-        }
-
-        @Override
-        public void onDeadLetter(String consumer, String reason) {
-            run(consumer, () -> delegate.onDeadLetter(consumer, reason));
-        }
-
-        @Override
-        public void onAck(String consumer, int count) {
-            run(consumer, () -> delegate.onAck(consumer, count));
-        }
-
-        @Override
-        public void onError(String consumer, Throwable error) {
-            run(consumer, () -> delegate.onError(consumer, error));
-        }
-
-        @Override
-        public void onParked(String consumer, ParkedKeys.Stats stats) {
-            run(consumer, () -> delegate.onParked(consumer, stats));
-        }
-
-        private static void run(String consumer, Runnable call) {
-            try {
-                call.run();
-            } catch (RuntimeException e) {
-                log.warn("[{}] consumer listener threw, ignored", consumer, e);
-            }
-        }
     }
 }

@@ -38,13 +38,33 @@ final class Parking {
     private final ParkedKeys keys;
     private final KeyLogs keyLogs;
     private final Duration pollInterval;
+    // How a parked message runs: through the handler in atomic mode, or the runner (two-phase).
+    private final @Nullable Handler handler;
+    private final ParkedKeys.@Nullable Runner runner;
     private @Nullable ScheduledExecutorService poller;
 
-    Parking(String consumer, ParkedKeys keys, KeyLogs keyLogs, Duration pollInterval) {
+    Parking(String consumer, ParkedKeys keys, KeyLogs keyLogs, Duration pollInterval, @Nullable Handler handler,
+            ParkedKeys.@Nullable Runner runner) {
         this.consumer = consumer;
         this.keys = keys;
         this.keyLogs = keyLogs;
         this.pollInterval = pollInterval;
+        this.handler = handler;
+        this.runner = runner;
+    }
+
+    /** Retries or ({@code skipHead}) skips the key's dead message, then runs the rest, as the consumer runs a delivery. */
+    Resolution resolve(String orderingKey, boolean skipHead) {
+        if (runner != null) {
+            return keys.resolve(orderingKey, skipHead, runner);
+        }
+        Handler h = java.util.Objects.requireNonNull(handler);
+        return skipHead ? keys.skip(orderingKey, h) : keys.retry(orderingKey, h);
+    }
+
+    private List<Resolution> resolveRequested(int limit) {
+        return runner != null ? keys.resolveRequested(limit, runner)
+                : keys.resolveRequested(limit, java.util.Objects.requireNonNull(handler));
     }
 
     ParkedKeys keys() {
@@ -133,11 +153,10 @@ final class Parking {
     }
 
     /**
-     * Starts looking for requested resolutions every poll interval, each carried out by
-     * {@code resolver}, and tells {@code listener} the parked keys' stats after each look.
+     * Starts looking for requested resolutions every poll interval, each carried out as
+     * {@link #resolve} does, and tells {@code listener} the parked keys' stats after each look.
      */
-    synchronized void start(java.util.function.IntFunction<List<Resolution>> resolver,
-            io.txbox.inbox.consumer.ConsumerListener listener) {
+    synchronized void start(io.txbox.inbox.consumer.ConsumerListener listener) {
         if (poller != null) {
             return;
         }
@@ -148,7 +167,7 @@ final class Parking {
         });
         s.scheduleWithFixedDelay(() -> {
             try {
-                for (Resolution r : resolver.apply(REQUESTS_PER_LOOK)) {
+                for (Resolution r : resolveRequested(REQUESTS_PER_LOOK)) {
                     log.info("[{}] requested resolution of ordering key {}: {} run, {} skipped, {}", consumer,
                             keyLogs.show(r.orderingKey()), r.ran(), r.skipped(),
                             r.released() ? "released" : "stopped again at key " + keyLogs.show(
