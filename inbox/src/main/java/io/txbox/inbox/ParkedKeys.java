@@ -98,8 +98,10 @@ public final class ParkedKeys {
             }
             store.park(tx, core.consumer, orderingKey, message, false, null);
             store.unreceive(tx, core.consumer, message.key());
-            InboxCore.log.info("{} - key {} parked behind ordering key {}", core.consumer, core.keyLogs.show(message.key()),
-                    core.keyLogs.show(orderingKey));
+            if (InboxCore.log.isDebugEnabled()) { // one line per message: the metrics count them
+                InboxCore.log.debug("{} - key {} parked behind ordering key {}", core.consumer,
+                        core.keyLogs.show(message.key()), core.keyLogs.show(orderingKey));
+            }
             return true;
         } catch (java.sql.SQLException e) {
             throw core.translate(core.consumer + " - parking check for ordering key " + core.keyLogs.show(orderingKey), e);
