@@ -81,6 +81,7 @@ final class ConsumerThroughput extends Scenario {
     private String inboxSql;
     private int rounds;
     private int passes;
+    private ConsumerPoison poison;
 
     private ConsumerThroughput(Broker broker) {
         this.broker = broker;
@@ -114,6 +115,7 @@ final class ConsumerThroughput extends Scenario {
         if (chained && broker != Broker.KAFKA) {
             throw new Options.UsageException("--chained runs on consumer-kafka only");
         }
+        poison = ConsumerPoison.configure(o, broker == Broker.KAFKA, messages, partitions, payloadBytes);
         kinds = new java.util.ArrayList<>(List.of(Kind.BARE, Kind.TXBOX, Kind.TXBOX_BATCH));
         if (chained) {
             kinds.add(Kind.CHAINED);
@@ -126,11 +128,15 @@ final class ConsumerThroughput extends Scenario {
 
     @Override
     boolean failedCorrectness() {
-        return broken;
+        return broken || (poison != null && poison.broken);
     }
 
     @Override
     void run() throws Exception {
+        if (poison != null) {
+            poison.run(env, report);
+            return;
+        }
         if (chained) {
             if (env.mariadb) {
                 throw new IllegalStateException("--chained runs on PostgreSQL only");

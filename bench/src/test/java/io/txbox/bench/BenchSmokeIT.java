@@ -173,6 +173,16 @@ class BenchSmokeIT {
     }
 
     @Test
+    void consumerKafkaPoison_reportsHealthyRatio_parksEveryPoisonKeysMessages_doublesNothing() throws Exception {
+        JsonNode bench = run("consumer-kafka", "--messages", "200", "--keys", "20", "--poison", "0.1", "--warmup", "0",
+                "--kafka", kafka);
+        assertThat(bench.at("/figures/healthy_ratio").asDouble()).isPositive();
+        assertThat(bench.at("/figures/poison_keys").asLong()).isEqualTo(2);
+        assertThat(bench.at("/figures/parked_messages_per_pass").asLong()).isEqualTo(20);
+        assertThat(bench.at("/figures/broken_passes").asLong()).isZero();
+    }
+
+    @Test
     void consumerRabbitmq_reportsRatioToBareAndBatchSpeedupAndDoublesNothing() throws Exception {
         JsonNode bench = run("consumer-rabbitmq", "--messages", "300", "--batch", "50", "--warmup", "0");
         assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();

@@ -48,6 +48,11 @@ record DatabaseTwoPhase(Inbox inbox, DataSource ds) implements TwoPhaseStore {
     }
 
     @Override
+    public ParkedKeys parkedKeys() {
+        return inbox.parkedKeys(ds);
+    }
+
+    @Override
     public String toString() {
         return "TwoPhaseStore[database inbox " + inbox.consumer() + "]";
     }

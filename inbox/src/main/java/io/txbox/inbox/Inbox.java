@@ -353,6 +353,19 @@ public interface Inbox {
     /** Up to {@code limit} DEAD entries of this consumer (all tenants), oldest first. */
     List<DeadEntry> listDead(DataSource ds, int limit);
 
+    /**
+     * The parked ordering keys of this consumer on {@code ds}: sequenced dead letters, kept by
+     * consumers built with {@code parkKeys(true)}, and the operator calls that resolve them
+     * (retry or skip through a handler). Costs nothing to create. The default refuses: only the
+     * database inbox keeps parked keys.
+     *
+     * @throws io.txbox.ConfigException if this implementation keeps no parked keys
+     */
+    default ParkedKeys parkedKeys(DataSource ds) {
+        throw new ConfigException(getClass().getName() + " keeps no parked keys; use the database inbox ("
+                + "Inbox.builder(..).build())");
+    }
+
     // ---- retention ----
 
     /**

@@ -29,6 +29,12 @@ final class InboxImpl implements Inbox {
     }
 
     @Override
+    public ParkedKeys parkedKeys(DataSource ds) {
+        Args.notNull(ds, "ds");
+        return new ParkedKeys(this, core, ds);
+    }
+
+    @Override
     public String consumer() {
         return core.consumer;
     }

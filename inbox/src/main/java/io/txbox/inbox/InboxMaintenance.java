@@ -34,6 +34,7 @@ public final class InboxMaintenance {
     private final Clock clock;
     /** The table's statements; reads only here, deletes go through each consumer's inbox. */
     private final InboxStore store;
+    private final io.txbox.internal.ByDialect<ParkedStore> parked;
 
     private InboxMaintenance(DataSource dataSource, TxboxTables tables, Clock clock) {
         this.dataSource = dataSource;
@@ -41,6 +42,7 @@ public final class InboxMaintenance {
         this.clock = clock;
         this.store = InboxStore.of(tables, Inbox.DEFAULT_MAX_ATTEMPTS, 1, InboxCore.PURGE_BATCH,
                 "inbox maintenance");
+        this.parked = new io.txbox.internal.ByDialect<>(d -> new ParkedStore(tables, d));
     }
 
     /** Operator calls on the inbox table in {@code tables}, cutoffs by the system UTC clock. */
@@ -98,6 +100,39 @@ public final class InboxMaintenance {
         } catch (SQLException e) {
             throw MissingTables.translate("counting DEAD inbox entries", e, tables);
         }
+    }
+
+    /**
+     * Up to {@code limit} (1 to {@value ParkedKeys#MAX_LIMIT}) parked ordering keys, oldest first,
+     * of {@code consumer} or of every consumer when null: each with its dead message, its last
+     * error, how many messages wait and since when. See {@link ParkedKeys}.
+     */
+    public java.util.List<ParkedKey> listParked(@Nullable String consumer, int limit) {
+        if (consumer != null) {
+            Inbox.builder(consumer);
+        }
+        if (limit < 1 || limit > ParkedKeys.MAX_LIMIT) {
+            throw new io.txbox.InvalidInputException("limit must be between 1 and " + ParkedKeys.MAX_LIMIT
+                    + ", but was " + limit);
+        }
+        try (Connection c = dataSource.getConnection()) {
+            return parked.on(c).list(c, consumer, limit);
+        } catch (SQLException e) {
+            throw MissingTables.translate("listing parked inbox keys", e, tables);
+        }
+    }
+
+    /**
+     * Asks {@code consumer}'s running instances to retry or skip a parked ordering key; they
+     * carry it out through their handler within their {@code parkedPollInterval}
+     * ({@link ParkedKeys#resolveRequested}). Apps with the handler at hand call
+     * {@link ParkedKeys#retry} or {@link ParkedKeys#skip} instead.
+     *
+     * @return {@code false} if the key is not parked
+     */
+    public boolean requestParked(String consumer, String orderingKey, ParkedKey.Action action) {
+        Args.notNull(consumer, "consumer");
+        return Inbox.builder(consumer).tables(tables).build().parkedKeys(dataSource).request(orderingKey, action);
     }
 
     /** {@code olderThan} and {@code consumer} by the inbox builder's own rules (retention, consumer name). */

@@ -93,4 +93,14 @@ public interface TwoPhaseStore {
      * @throws LeaseLostException if the claim was taken over; nothing is written
      */
     void release(Claim claim);
+
+    /**
+     * The parked ordering keys kept next to this store's claims, for consumers built with
+     * {@code parkKeys(true)}; {@code null} (the default) when the store keeps none: such a
+     * consumer is refused when built. The database inbox's store keeps them
+     * ({@link Inbox#parkedKeys}); the Redis and DynamoDB stores do not.
+     */
+    default @Nullable ParkedKeys parkedKeys() {
+        return null;
+    }
 }

@@ -47,6 +47,11 @@ final class SpringInbox implements Inbox {
     }
 
     @Override
+    public io.txbox.inbox.ParkedKeys parkedKeys(DataSource ds) {
+        return delegate.parkedKeys(ds);
+    }
+
+    @Override
     public String consumer() {
         return delegate.consumer();
     }

@@ -39,6 +39,8 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     public static final int DEFAULT_BATCH_SIZE = 1;
     /** Largest {@link #batchSize}: {@value}. */
     public static final int MAX_BATCH_SIZE = 1000;
+    /** Default {@link #parkedPollInterval}: 5 seconds. */
+    public static final Duration DEFAULT_PARKED_POLL_INTERVAL = Duration.ofSeconds(5);
 
     final @Nullable Inbox inbox;
     final @Nullable DataSource dataSource;
@@ -54,6 +56,8 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
     int batchSize = DEFAULT_BATCH_SIZE;
     boolean hashKeysInLogs;
     Tracing tracing = Tracing.global();
+    boolean parkKeys;
+    Duration parkedPollInterval = DEFAULT_PARKED_POLL_INTERVAL;
 
     /**
      * @param inbox the inbox; its consumer name names the consumer in logs and threads
@@ -205,6 +209,52 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
         return self();
     }
 
+    /**
+     * Whether a message that goes DEAD parks its ordering key (sequenced dead letters); default
+     * {@code false}. The ordering key is the Kafka record key, or the RabbitMQ routing key (or
+     * the header named by the RabbitMQ builder's {@code orderingKeyHeader}).
+     *
+     * <p>On: a message that goes DEAD is stored in the inbox as the head of its ordering key,
+     * with its payload and headers, and acked instead of dead-lettered to the broker. Every later
+     * message with that ordering key is stored behind it, in arrival order, and acked (or its
+     * offset committed) without running the handler: the check is one indexed read in the
+     * message's own transaction (in batch and chained mode too). Other keys keep flowing, and
+     * the key's order holds: nothing of it runs until an operator resolves the key with
+     * {@code retryParked} or {@code skipParked} on the consumer, {@link io.txbox.inbox.ParkedKeys}
+     * in Java, or {@code txbox-relay inbox parked retry|skip}, which the running consumer carries
+     * out within {@link #parkedPollInterval}. Each parked message then runs exactly once through
+     * this consumer's handler. Messages without an ordering key are dead-lettered as when off.
+     *
+     * <p>Off by default because a parked key waits for a person: turn it on where the order of a
+     * key's messages matters more than their progress (a saga's "charge" before its "refund"),
+     * and watch the parked-keys metrics. Off, a dead message is dead-lettered and the key's later
+     * messages run.
+     *
+     * <p>Needs the inbox tables at migration V5. A two-phase consumer parks keys only on the
+     * database inbox's store ({@code Inbox.twoPhase}); on a store that keeps no parked keys
+     * (the Redis and DynamoDB stores) {@code build()} refuses with a {@link ConfigException}
+     * naming the store.
+     */
+    public B parkKeys(boolean parkKeys) {
+        this.parkKeys = parkKeys;
+        return self();
+    }
+
+    /**
+     * How often a consumer that parks keys looks for resolutions operators requested
+     * ({@code txbox-relay inbox parked retry|skip}); default 5 s. Between 100 ms and 1 hour.
+     */
+    public B parkedPollInterval(Duration parkedPollInterval) {
+        Args.configured(parkedPollInterval, "parkedPollInterval");
+        if (parkedPollInterval.compareTo(Duration.ofMillis(100)) < 0
+                || parkedPollInterval.compareTo(Duration.ofHours(1)) > 0) {
+            throw new ConfigException("parkedPollInterval must be between 100 ms and 1 hour, but was "
+                    + parkedPollInterval);
+        }
+        this.parkedPollInterval = parkedPollInterval;
+        return self();
+    }
+
     /** The batch size set so far, for broker builders that check it against their own options. */
     protected int batchSize() {
         return batchSize;
@@ -231,7 +281,12 @@ public abstract class ConsumerBuilder<B extends ConsumerBuilder<B>> {
             throw new ConfigException("batchSize must be 1 for a consumer on a TwoPhaseStore (each delivery is its "
                     + "own claim; there is no transaction to share), but was " + batchSize);
         }
+        if (parkKeys && store != null && store.parkedKeys() == null) {
+            throw new ConfigException("parkKeys(true) needs a store that keeps parked keys, but " + store
+                    + " (" + store.getClass().getName() + ") keeps none; use the database inbox's store (Inbox.twoPhase(dataSource)) or parkKeys(false)");
+        }
         return new ConsumerOptions(consumer(), inbox, dataSource, handler, store, twoPhaseHandler, keyHeader, keyPolicy,
-                backoff, listener, clock, shutdownTimeout, batchSize, hashKeysInLogs, tracing).processor();
+                backoff, listener, clock, shutdownTimeout, batchSize, hashKeysInLogs, tracing, parkKeys, parkedPollInterval)
+                .processor();
     }
 }

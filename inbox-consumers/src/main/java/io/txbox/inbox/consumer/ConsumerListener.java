@@ -1,6 +1,7 @@
 package io.txbox.inbox.consumer;
 
 import io.txbox.inbox.Outcome;
+import io.txbox.inbox.ParkedKeys;
 import java.time.Duration;
 
 /**
@@ -27,4 +28,10 @@ public interface ConsumerListener {
 
     /** The broker or database failed outside the handler; the consumer keeps going. */
     default void onError(String consumer, Throwable error) {}
+
+    /**
+     * The consumer's parked ordering keys as just read, every {@code parkedPollInterval}, for a
+     * consumer built with {@code parkKeys(true)}.
+     */
+    default void onParked(String consumer, ParkedKeys.Stats stats) {}
 }

@@ -1,5 +1,8 @@
 package io.txbox.inbox.consumer;
 
+import io.txbox.inbox.ParkedKeys;
+import io.txbox.inbox.Resolution;
+
 /**
  * A running broker consumer that feeds each delivery through an inbox and a handler, and acks
  * it (or commits its offset) only after the database transaction committed.
@@ -29,4 +32,30 @@ public interface InboxConsumer extends AutoCloseable {
 
     /** The inbox consumer name. */
     String consumer();
+
+    /**
+     * This consumer's parked ordering keys (built with {@code parkKeys(true)}), to list them and
+     * read their metrics.
+     *
+     * @throws io.txbox.ConfigException if this consumer does not park keys
+     */
+    ParkedKeys parkedKeys();
+
+    /**
+     * Runs the dead message of a parked ordering key again, then the key's other parked messages
+     * in order, each exactly once through this consumer's handler, as a delivery runs (in the
+     * caller's thread, possibly while the consumer runs deliveries of other keys: the handler
+     * must be thread-safe). Stops at a message that fails again, which then holds the key.
+     *
+     * @throws io.txbox.ConfigException if this consumer does not park keys
+     */
+    Resolution retryParked(String orderingKey);
+
+    /**
+     * Drops the dead message of a parked ordering key for good (a redelivery of it is a
+     * duplicate), then runs the key's other parked messages as {@link #retryParked} does.
+     *
+     * @throws io.txbox.ConfigException if this consumer does not park keys
+     */
+    Resolution skipParked(String orderingKey);
 }

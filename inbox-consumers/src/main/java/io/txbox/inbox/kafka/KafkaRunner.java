@@ -92,6 +92,7 @@ final class KafkaRunner implements KafkaInboxConsumer {
             Thread t = new Thread(this::run, "txbox-kafka-" + consumer());
             thread = t;
             t.start();
+            processor.startParked();
         }
     }
 
@@ -103,6 +104,7 @@ final class KafkaRunner implements KafkaInboxConsumer {
             stopping = true;
             t = thread;
         }
+        processor.stopParked();
         if (t == null || t == Thread.currentThread()) {
             return;
         }
@@ -122,6 +124,21 @@ final class KafkaRunner implements KafkaInboxConsumer {
     @Override
     public boolean isRunning() {
         return running;
+    }
+
+    @Override
+    public io.txbox.inbox.ParkedKeys parkedKeys() {
+        return processor.parkedKeys();
+    }
+
+    @Override
+    public io.txbox.inbox.Resolution retryParked(String orderingKey) {
+        return processor.resolveParked(orderingKey, false);
+    }
+
+    @Override
+    public io.txbox.inbox.Resolution skipParked(String orderingKey) {
+        return processor.resolveParked(orderingKey, true);
     }
 
     @Override
@@ -387,7 +404,7 @@ final class KafkaRunner implements KafkaInboxConsumer {
         Header keyHeader = record.headers().lastHeader(processor.keyHeader());
         byte[] key = keyHeader == null ? null : keyHeader.value() == null ? new byte[0] : keyHeader.value();
         String transportKey = record.topic() + "-" + record.partition() + "-" + record.offset();
-        return new Delivery(coordinates(record), transportKey, key, record.value(), headers, false);
+        return new Delivery(coordinates(record), transportKey, key, record.value(), headers, false, record.key());
     }
 
     private static String coordinates(ConsumerRecord<?, ?> record) {

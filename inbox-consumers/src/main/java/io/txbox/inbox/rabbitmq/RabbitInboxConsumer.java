@@ -109,6 +109,7 @@ public interface RabbitInboxConsumer extends InboxConsumer {
         int prefetch = DEFAULT_PREFETCH;
         int concurrency = DEFAULT_CONCURRENCY;
         String deadLetterExchange = DEFAULT_DEAD_LETTER_EXCHANGE;
+        @Nullable String orderingKeyHeader;
         boolean declareDeadLetterTopology = true;
 
         private Builder(Inbox inbox, DataSource dataSource, Handler handler) {
@@ -190,6 +191,22 @@ public interface RabbitInboxConsumer extends InboxConsumer {
         }
 
         /**
+         * The header a consumer that parks keys ({@code parkKeys(true)}) reads each message's
+         * ordering key from; default none: the message's routing key is its ordering key. A
+         * message without the header (or with an empty one) has no ordering key, and is
+         * dead-lettered as without parking when it goes DEAD.
+         */
+        public Builder orderingKeyHeader(String orderingKeyHeader) {
+            Args.configured(orderingKeyHeader, "orderingKeyHeader");
+            if (orderingKeyHeader.isBlank() || orderingKeyHeader.length() > 255) {
+                throw new ConfigException("orderingKeyHeader must be 1 to 255 characters and not blank, but was "
+                        + Texts.quote(orderingKeyHeader));
+            }
+            this.orderingKeyHeader = orderingKeyHeader;
+            return this;
+        }
+
+        /**
          * Whether {@code start()} declares the dead-letter exchange (direct, durable) and the
          * queue {@code <queue>}{@value RabbitInboxConsumer#DEAD_LETTER_QUEUE_SUFFIX} bound to it;
          * default {@code true}. Turn it off when operators own the topology; a dead letter that
@@ -219,7 +236,7 @@ public interface RabbitInboxConsumer extends InboxConsumer {
                         + "raise prefetch to at least " + batchSize() + " or lower batchSize");
             }
             return new RabbitRunner(processor(), connectionFactory, queue, prefetch, concurrency, deadLetterExchange,
-                    declareDeadLetterTopology);
+                    declareDeadLetterTopology, orderingKeyHeader);
         }
     }
 

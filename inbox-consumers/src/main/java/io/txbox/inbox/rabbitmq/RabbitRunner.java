@@ -56,6 +56,8 @@ final class RabbitRunner implements RabbitInboxConsumer {
     private final int prefetch;
     private final int concurrency;
     private final String deadLetterExchange;
+    // The header a parking consumer reads the ordering key from; null: the routing key.
+    private final @Nullable String orderingKeyHeader;
     private final boolean declareDeadLetterTopology;
 
     private final Object lock = new Object();
@@ -80,7 +82,9 @@ final class RabbitRunner implements RabbitInboxConsumer {
 
 
     RabbitRunner(DeliveryProcessor processor, ConnectionFactory factory, String queue, int prefetch,
-            int concurrency, String deadLetterExchange, boolean declareDeadLetterTopology) {
+            int concurrency, String deadLetterExchange, boolean declareDeadLetterTopology,
+            @Nullable String orderingKeyHeader) {
+        this.orderingKeyHeader = orderingKeyHeader;
         this.processor = processor;
         this.listener = processor.listener();
         this.factory = factory;
@@ -156,6 +160,7 @@ final class RabbitRunner implements RabbitInboxConsumer {
                     consumers.add(consumer);
                 }
                 running = true;
+                processor.startParked();
                 log.info("[{}] consuming {} with {} channel(s), prefetch {}", consumer(), queue, concurrency, prefetch);
             } catch (IOException | TimeoutException | RuntimeException e) {
                 shutdownResources();
@@ -172,6 +177,7 @@ final class RabbitRunner implements RabbitInboxConsumer {
             }
             closing = true;
             started = true;
+            processor.stopParked();
             if (connection == null) {
                 shutdownResources();
                 return;
@@ -238,6 +244,21 @@ final class RabbitRunner implements RabbitInboxConsumer {
     @Override
     public boolean isRunning() {
         return running;
+    }
+
+    @Override
+    public io.txbox.inbox.ParkedKeys parkedKeys() {
+        return processor.parkedKeys();
+    }
+
+    @Override
+    public io.txbox.inbox.Resolution retryParked(String orderingKey) {
+        return processor.resolveParked(orderingKey, false);
+    }
+
+    @Override
+    public io.txbox.inbox.Resolution skipParked(String orderingKey) {
+        return processor.resolveParked(orderingKey, true);
     }
 
     @Override
@@ -469,7 +490,9 @@ final class RabbitRunner implements RabbitInboxConsumer {
             }
         }
         String coordinates = "queue " + queue + " #" + r.tag();
-        return new Delivery(coordinates, null, key, r.body(), headers, r.envelope().isRedeliver());
+        String ordering = orderingKeyHeader == null ? r.envelope().getRoutingKey() : headers.get(orderingKeyHeader);
+        return new Delivery(coordinates, null, key, r.body(), headers, r.envelope().isRedeliver(),
+                ordering == null || ordering.isEmpty() ? null : ordering.getBytes(StandardCharsets.UTF_8));
     }
 
     /** A header value as bytes; tables and arrays have no text form and are left out. */

@@ -60,9 +60,9 @@ class EntryPointNullArgumentsTest {
     @TestFactory
     Stream<DynamicTest> consumers_everyPublicEntryPoint_nullArgument_isRefusedNamingTheParameter() {
         List<Target> targets = new ArrayList<>();
-        targets.addAll(targets(KafkaInboxConsumer.class, null));
+        targets.addAll(targets(KafkaInboxConsumer.class, EntryPointNullArgumentsTest::parkingKafkaConsumer));
         targets.addAll(targets(KafkaInboxConsumer.Builder.class, EntryPointNullArgumentsTest::kafkaBuilder));
-        targets.addAll(targets(RabbitInboxConsumer.class, null));
+        targets.addAll(targets(RabbitInboxConsumer.class, EntryPointNullArgumentsTest::parkingRabbitConsumer));
         targets.addAll(targets(RabbitInboxConsumer.Builder.class, EntryPointNullArgumentsTest::rabbitBuilder));
         targets.addAll(targets(Decision.Ack.class, null));
         targets.addAll(targets(Decision.Retry.class, null));
@@ -244,6 +244,17 @@ class EntryPointNullArgumentsTest {
 
     private static Object kafkaBuilder() {
         return KafkaInboxConsumer.builder(Inbox.builder("k").build(), NO_IO, NullArguments.untouchable(Handler.class));
+    }
+
+    /** A consumer that parks keys, built but never started: building connects to nothing. */
+    private static Object parkingKafkaConsumer() {
+        return ((KafkaInboxConsumer.Builder) kafkaBuilder()).bootstrapServers("localhost:9092").topics("t")
+                .parkKeys(true).build();
+    }
+
+    private static Object parkingRabbitConsumer() {
+        return ((RabbitInboxConsumer.Builder) rabbitBuilder()).connectionFactory(new com.rabbitmq.client.ConnectionFactory())
+                .queue("q").parkKeys(true).build();
     }
 
     private static Object rabbitBuilder() {

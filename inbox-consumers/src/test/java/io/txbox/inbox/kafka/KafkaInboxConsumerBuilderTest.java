@@ -113,4 +113,77 @@ class KafkaInboxConsumerBuilderTest {
                 .isInstanceOf(ConfigException.class).hasMessageContaining("batchSize must be 1")
                 .hasMessageContaining("TwoPhaseStore").hasMessageContaining("10");
     }
+
+    @Test
+    void parkKeys_onAStoreThatKeepsNoParkedKeys_refusedNamingTheStore() {
+        io.txbox.inbox.TwoPhaseStore elsewhere = new NoParkedKeysStore();
+        KafkaInboxConsumer.Builder b = KafkaInboxConsumer.builder(elsewhere, m -> null)
+                .bootstrapServers("localhost:9092").topics("t").parkKeys(true);
+
+        assertThatThrownBy(b::build).isInstanceOf(ConfigException.class).hasMessageContaining("parkKeys(true)")
+                .hasMessageContaining("NoParkedKeysStore").hasMessageContaining("Inbox.twoPhase");
+    }
+
+    @Test
+    void parkKeys_onTheDatabaseStore_accepted() {
+        KafkaInboxConsumer consumer = KafkaInboxConsumer.builder(inbox.twoPhase(NO_DATABASE), m -> null)
+                .bootstrapServers("localhost:9092").topics("t").parkKeys(true).build();
+
+        assertThat(consumer.parkedKeys().consumer()).isEqualTo("payments");
+        consumer.close();
+    }
+
+    @Test
+    void parkedKeys_whenNotParking_refusedSayingHowToTurnItOn() {
+        KafkaInboxConsumer consumer = builder().bootstrapServers("localhost:9092").topics("t").build();
+
+        assertThatThrownBy(consumer::parkedKeys).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("does not park keys").hasMessageContaining("parkKeys(true)");
+        consumer.close();
+    }
+
+    @Test
+    void parkedPollInterval_outOfRange_refusedNamingValue() {
+        assertThatThrownBy(() -> builder().parkedPollInterval(Duration.ofMillis(10)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("parkedPollInterval").hasMessageContaining("PT0.01S");
+    }
+
+    /** A two-phase store kept somewhere other than the database inbox (as Redis or DynamoDB): no parked keys. */
+    private static final class NoParkedKeysStore implements io.txbox.inbox.TwoPhaseStore {
+        @Override
+        public String consumer() {
+            return "payments";
+        }
+
+        @Override
+        public io.txbox.inbox.Fingerprint fingerprint() {
+            return io.txbox.inbox.Fingerprint.sha256();
+        }
+
+        @Override
+        public io.txbox.inbox.Claim claim(io.txbox.inbox.InboundMessage message) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void complete(io.txbox.inbox.Claim claim, byte[] result) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void complete(io.txbox.inbox.Claim claim, int resultStatus, java.util.Map<String, java.util.List<String>> h,
+                byte[] body) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public io.txbox.inbox.Outcome fail(io.txbox.inbox.Claim claim, Throwable error) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void release(io.txbox.inbox.Claim claim) {
+            throw new UnsupportedOperationException();
+        }
+    }
 }

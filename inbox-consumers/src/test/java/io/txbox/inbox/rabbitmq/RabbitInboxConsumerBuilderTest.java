@@ -74,4 +74,11 @@ class RabbitInboxConsumerBuilderTest {
                 .isInstanceOf(ConfigException.class).hasMessageContaining("batchSize 50 exceeds prefetch 20")
                 .hasMessageContaining("raise prefetch");
     }
+
+    @Test
+    void orderingKeyHeader_blank_refusedNamingValue() {
+        assertThatThrownBy(() -> RabbitInboxConsumer.builder(Inbox.builder("payments").build(),
+                new org.postgresql.ds.PGSimpleDataSource(), (tx, m) -> null).orderingKeyHeader(" "))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("orderingKeyHeader").hasMessageContaining("\" \"");
+    }
 }

@@ -11,16 +11,16 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-/** {@code inbox purge}: retention of completed inbox entries. */
+/** {@code inbox purge | parked ...}: retention of completed inbox entries, and parked ordering keys. */
 @Command(name = "inbox", mixinStandardHelpOptions = true, description = "Maintains the inbox table.",
-        subcommands = InboxCommand.Purge.class)
+        subcommands = {InboxCommand.Purge.class, ParkedCommand.class})
 final class InboxCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: purge");
+        throw new ParameterException(spec.commandLine(), "Missing command: purge or parked");
     }
 
     /** {@code inbox purge --older-than D}. */

@@ -394,6 +394,36 @@ class AdminCliIT {
     }
 
     @Test
+    void inboxParked_listsParkedKeys_retryAndSkipRecordRequests_unknownKeyFails() throws Exception {
+        String parked = table(tables.prefix() + "inbox_parked");
+        sql("delete from " + parked);
+        sql("insert into " + parked + " (consumer, ordering_key, message_key, head, payload, headers, reason) values"
+                + " ('payments', 'order-7', 'order-7:charge', true, '\\x00', '\\x', 'IllegalStateException: card'),"
+                + " ('payments', 'order-7', 'order-7:refund', false, '\\x00', '\\x', null)");
+
+        JsonNode list = json(cli("inbox", "parked", "list", "--json"));
+        assertThat(list).hasSize(1);
+        assertThat(list.get(0).get("consumer").asText()).isEqualTo("payments");
+        assertThat(list.get(0).get("orderingKey").asText()).isEqualTo("order-7");
+        assertThat(list.get(0).get("deadMessageKey").asText()).isEqualTo("order-7:charge");
+        assertThat(list.get(0).get("messages").asInt()).isEqualTo(2);
+        assertThat(list.get(0).get("reason").asText()).contains("card");
+
+        Result retry = cli("inbox", "parked", "retry", "--consumer", "payments", "--key", "order-7");
+        assertThat(retry.code()).as(retry.err()).isZero();
+        assertThat(retry.out()).contains("requested retry of parked key order-7 of consumer payments");
+        assertThat(cli("inbox", "parked", "list").out()).contains("order-7", "order-7:charge", "RETRY");
+        json(cli("inbox", "parked", "skip", "--consumer", "payments", "--key", "order-7", "--json"));
+        assertThat(json(cli("inbox", "parked", "list", "--json")).get(0).get("requested").asText()).isEqualTo("SKIP");
+
+        Result unknown = cli("inbox", "parked", "retry", "--consumer", "payments", "--key", "nope");
+        assertThat(unknown.code()).isEqualTo(1);
+        assertThat(unknown.err()).contains("consumer payments has no parked key nope");
+        sql("delete from " + parked);
+        assertThat(cli("inbox", "parked", "list").out()).contains("no parked keys");
+    }
+
+    @Test
     void inboxPurge_consumer_purgesItsTenantEntriesToo_likeTheLibrary() throws Exception {
         String inbox = table(tables.inboxTable());
         sql("insert into " + inbox + " (consumer, message_key, status, completed_at) values"

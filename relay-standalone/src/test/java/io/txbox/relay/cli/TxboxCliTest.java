@@ -25,7 +25,8 @@ class TxboxCliTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "run", "migrate", "status", "dead", "dead list", "dead retry", "dead purge", "inbox", "inbox purge"})
+    @ValueSource(strings = {"", "run", "migrate", "status", "dead", "dead list", "dead retry", "dead purge", "inbox", "inbox purge",
+        "inbox parked", "inbox parked list", "inbox parked retry", "inbox parked skip"})
     void help_everyCommand_printsUsageAndExitsZero(String command) {
         List<String> args = new java.util.ArrayList<>(command.isEmpty() ? List.of() : List.of(command.split(" ")));
         args.add("--help");
@@ -38,7 +39,8 @@ class TxboxCliTest {
     private static final Pattern SPLIT_KEY = Pattern.compile("(?s).*\\btxbox[a-z0-9.-]*[.-] *\n\\s*[a-z0-9].*");
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "run", "migrate", "status", "dead list", "dead retry", "dead purge", "inbox purge"})
+    @ValueSource(strings = {"", "run", "migrate", "status", "dead list", "dead retry", "dead purge", "inbox purge",
+        "inbox parked list", "inbox parked retry", "inbox parked skip"})
     void help_everyCommand_wrapsAtWordsWithinTheWidthAndNeverSplitsAKey(String command) {
         List<String> args = new java.util.ArrayList<>(command.isEmpty() ? List.of() : List.of(command.split(" ")));
         args.add("--help");

@@ -34,7 +34,9 @@ public record ConsumerOptions(
         Duration shutdownTimeout,
         int batchSize,
         boolean hashKeysInLogs,
-        Tracing tracing) {
+        Tracing tracing,
+        boolean parkKeys,
+        Duration parkedPollInterval) {
 
     /** The processor these options configure. */
     public DeliveryProcessor processor() {

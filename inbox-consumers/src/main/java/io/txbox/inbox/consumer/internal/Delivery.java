@@ -22,6 +22,8 @@ import org.jspecify.annotations.Nullable;
  * @param headers the other headers as text, handed to the handler (trace context included);
  *     {@code null} becomes empty
  * @param redelivered whether the broker flagged the delivery as a redelivery
+ * @param orderingKey the raw bytes of the ordering key (the Kafka record key, the RabbitMQ
+ *     routing key or the header named for it), or {@code null} when it has none
  */
 public record Delivery(
         String coordinates,
@@ -29,19 +31,28 @@ public record Delivery(
         byte @Nullable [] key,
         byte[] payload,
         Map<String, String> headers,
-        boolean redelivered) {
+        boolean redelivered,
+        byte @Nullable [] orderingKey) {
+
+    /** A delivery without an ordering key. */
+    public Delivery(String coordinates, @Nullable String transportKey, byte @Nullable [] key,
+            byte @Nullable [] payload, @Nullable Map<String, String> headers, boolean redelivered) {
+        this(coordinates, transportKey, key, payload, headers, redelivered, null);
+    }
 
     /**
      * @throws io.txbox.InvalidInputException if {@code coordinates} is null
      */
     public Delivery(String coordinates, @Nullable String transportKey, byte @Nullable [] key,
-            byte @Nullable [] payload, @Nullable Map<String, String> headers, boolean redelivered) {
+            byte @Nullable [] payload, @Nullable Map<String, String> headers, boolean redelivered,
+            byte @Nullable [] orderingKey) {
         this.coordinates = Args.notNull(coordinates, "coordinates");
         this.transportKey = transportKey;
         this.key = key;
         this.payload = payload == null ? new byte[0] : payload;
         this.headers = headers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(headers));
         this.redelivered = redelivered;
+        this.orderingKey = orderingKey;
     }
 
     @Override
@@ -49,7 +60,7 @@ public record Delivery(
         return o instanceof Delivery d && coordinates.equals(d.coordinates)
                 && Objects.equals(transportKey, d.transportKey) && java.util.Arrays.equals(key, d.key)
                 && java.util.Arrays.equals(payload, d.payload) && headers.equals(d.headers)
-                && redelivered == d.redelivered;
+                && redelivered == d.redelivered && java.util.Arrays.equals(orderingKey, d.orderingKey);
     }
 
     @Override

@@ -6,6 +6,8 @@ import io.txbox.inbox.Handler;
 import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
+import io.txbox.inbox.ParkedKeys;
+import io.txbox.inbox.Resolution;
 import io.txbox.inbox.consumer.ConsumerBuilder;
 import io.txbox.inbox.consumer.ConsumerListener;
 import io.txbox.inbox.consumer.KeyPolicy;
@@ -23,7 +25,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -86,6 +90,8 @@ public final class DeliveryProcessor {
     // Whether the database is PostgreSQL, where commits chain and a batch's inbox rows go in one
     // statement; null until a connection said which database it is.
     private volatile @Nullable Boolean postgres;
+    // Sequenced dead letters (parkKeys), or null when off.
+    private final @Nullable Parking parking;
 
     DeliveryProcessor(ConsumerOptions b) {
         this.consumer = b.consumer();
@@ -103,6 +109,12 @@ public final class DeliveryProcessor {
         this.handler = b.handler() == null ? null : new MdcHandler(b.handler(), consumer, keyLogs, b.tracing());
         this.twoPhaseHandler = b.twoPhaseHandler() == null ? null
                 : new MdcHandler(b.twoPhaseHandler(), consumer, keyLogs, b.tracing());
+        TwoPhaseStore claims = store;
+        this.parking = !b.parkKeys() ? null : claims != null
+                ? new Parking(consumer, java.util.Objects.requireNonNull(claims.parkedKeys(), "checked by the builder"),
+                        keyLogs, b.parkedPollInterval(), null, m -> underClaim(claims, m, null))
+                : new Parking(consumer, inbox().parkedKeys(database()), keyLogs, b.parkedPollInterval(), handler(),
+                        null);
     }
 
     /**
@@ -117,10 +129,12 @@ public final class DeliveryProcessor {
             return keyless(delivery);
         }
         InboundMessage message = message(delivery, key);
+        String orderingKey = orderingKey(delivery);
         Instant start = clock.instant();
         Outcome outcome;
         try {
-            outcome = store != null ? underClaim(store, message) : inbox().process(database(), message, handler());
+            outcome = store != null ? underClaim(store, message, orderingKey)
+                    : inbox().process(database(), message, handlerFor(Parking.one(message, orderingKey)));
         } catch (InvalidInputException e) {
             log.warn("[{}] {} key {}: dead-lettering, refused by the inbox: {}", consumer(), delivery.coordinates(),
                     logKey(key), keyLogs.redact(e.getMessage(), key));
@@ -218,6 +232,7 @@ public final class DeliveryProcessor {
             }
             List<String> keys = new ArrayList<>();
             List<InboundMessage> messages = new ArrayList<>();
+            Map<InboundMessage, String> orderingKeys = new IdentityHashMap<>();
             for (int j = i; j < deliveries.size(); j++) {
                 String key = resolveKey(Args.notNull(deliveries.get(j), "deliveries[" + j + "]"));
                 if (key == null) {
@@ -225,11 +240,15 @@ public final class DeliveryProcessor {
                 }
                 keys.add(key);
                 messages.add(message(deliveries.get(j), key));
+                String orderingKey = orderingKey(deliveries.get(j));
+                if (orderingKey != null) {
+                    orderingKeys.put(messages.get(messages.size() - 1), orderingKey);
+                }
             }
             List<Outcome> outcomes = List.of();
             if (messages.size() > 1) {
                 reporter.start();
-                outcomes = inbox().processChained(database(), messages, handler(), more);
+                outcomes = inbox().processChained(database(), messages, handlerFor(orderingKeys), more);
                 reporter.returned(outcomes);
             }
             for (int k = 0; k < outcomes.size(); k++, i++) {
@@ -306,11 +325,19 @@ public final class DeliveryProcessor {
                 }
                 @Nullable Iterator<Receipt> received =
                         ahead.isEmpty() ? null : inbox().receiveAll(c, ahead).iterator();
+                Map<InboundMessage, String> orderingKeys = new IdentityHashMap<>();
+                for (int i = 0; i < n; i++) {
+                    String orderingKey = orderingKey(deliveries.get(i));
+                    if (messages[i] != null && orderingKey != null) {
+                        orderingKeys.put(messages[i], orderingKey);
+                    }
+                }
+                Handler batchHandler = handlerFor(orderingKeys);
                 for (int i = 0; i < n; i++) {
                     if (messages[i] != null) {
                         Receipt receipt = repeat[i] ? inbox().receive(c, messages[i])
                                 : java.util.Objects.requireNonNull(received).next();
-                        outcomes[i] = handle(c, messages[i], receipt);
+                        outcomes[i] = handle(c, messages[i], receipt, batchHandler);
                         if (outcomes[i] == null) {
                             log.debug("[{}] {}: key in flight elsewhere; the batch runs one delivery at a time",
                                     consumer(), deliveries.get(i).coordinates());
@@ -353,10 +380,11 @@ public final class DeliveryProcessor {
     }
 
     /** One received delivery inside the batch's transaction; {@code null} for a key in flight elsewhere. */
-    private @Nullable Outcome handle(Connection c, InboundMessage message, Receipt receipt) throws Exception {
+    private @Nullable Outcome handle(Connection c, InboundMessage message, Receipt receipt, Handler handler)
+            throws Exception {
         switch (receipt.status()) {
             case FIRST: {
-                byte[] result = handler().handle(c, message);
+                byte[] result = handler.handle(c, message);
                 Transactions.requireNotAborted(c, "consumer " + consumer() + " key " + logKey(message.key()));
                 if (result != null) {
                     inbox().storeResult(c, message, result);
@@ -377,7 +405,7 @@ public final class DeliveryProcessor {
      * Two-phase: claim, the handler, complete; a handler exception fails the claim (counted).
      * A lost lease or an unreachable store throws, which retries the delivery.
      */
-    private Outcome underClaim(TwoPhaseStore claims, InboundMessage message) {
+    private Outcome underClaim(TwoPhaseStore claims, InboundMessage message, @Nullable String orderingKey) {
         Claim claim;
         try {
             claim = claims.claim(message);
@@ -395,6 +423,10 @@ public final class DeliveryProcessor {
             default:
                 break;
         }
+        if (parking != null && orderingKey != null && parking.parkIfParked(orderingKey, message)) {
+            claims.release(claim); // it runs when the key is resolved
+            return new Outcome(Outcome.Status.PROCESSED, null, claim.fencingToken(), null, null);
+        }
         byte[] result;
         try {
             result = java.util.Objects.requireNonNull(twoPhaseHandler).handle(message);
@@ -403,6 +435,74 @@ public final class DeliveryProcessor {
         }
         claims.complete(claim, result);
         return new Outcome(Outcome.Status.PROCESSED, result, claim.fencingToken(), null, null);
+    }
+
+    /** The delivery's ordering key when this consumer parks keys; {@code null} otherwise. */
+    private @Nullable String orderingKey(Delivery delivery) {
+        return parking == null ? null : Parking.orderingKey(delivery.orderingKey());
+    }
+
+    /** The handler, wrapped to park the messages of parked keys when this consumer parks keys. */
+    private Handler handlerFor(Map<InboundMessage, String> orderingKeys) {
+        return parking == null || orderingKeys.isEmpty() ? handler() : parking.wrap(handler(), orderingKeys);
+    }
+
+    private Decision parkDead(Delivery delivery, String key, String orderingKey, String why, Outcome outcome) {
+        try {
+            java.util.Objects.requireNonNull(parking).parkDead(orderingKey, message(delivery, key), why);
+        } catch (RuntimeException e) {
+            Duration delay = retryDelay(consecutiveErrors.incrementAndGet());
+            log.warn("[{}] {} key {}: parking the dead message failed, retry in {}: {}", consumer(),
+                    delivery.coordinates(), logKey(key), delay, keyLogs.redact(e.toString(), key));
+            listener.onError(consumer(), e);
+            return new Decision.Retry(delay, e.toString());
+        }
+        log.error("[{}] {} key {}: {}; its ordering key is parked", consumer(), delivery.coordinates(), logKey(key),
+                keyLogs.redact(why, key));
+        return new Decision.Ack(outcome);
+    }
+
+    /**
+     * The parked keys of this consumer ({@link ConsumerBuilder#parkKeys}).
+     *
+     * @throws io.txbox.ConfigException if this consumer does not park keys
+     */
+    public ParkedKeys parkedKeys() {
+        return parking().keys();
+    }
+
+    /**
+     * Retries ({@code skipHead} false) or skips the dead message of a parked ordering key and
+     * runs the key's other parked messages in order, each as this consumer runs a delivery (its
+     * handler, in its mode).
+     *
+     * @throws io.txbox.ConfigException if this consumer does not park keys
+     */
+    public Resolution resolveParked(String orderingKey, boolean skipHead) {
+        Args.notNull(orderingKey, "orderingKey");
+        return parking().resolve(orderingKey, skipHead);
+    }
+
+    /** Starts carrying out the resolutions operators request ({@link ParkedKeys#request}), if this consumer parks keys. */
+    public void startParked() {
+        if (parking != null) {
+            parking.start(listener);
+        }
+    }
+
+    /** Stops what {@link #startParked} started. */
+    public void stopParked() {
+        if (parking != null) {
+            parking.stop();
+        }
+    }
+
+    private Parking parking() {
+        if (parking == null) {
+            throw new io.txbox.ConfigException("consumer " + Texts.quote(consumer) + " does not park keys; build it "
+                    + "with parkKeys(true)");
+        }
+        return parking;
     }
 
     private Inbox inbox() {
@@ -462,6 +562,10 @@ public final class DeliveryProcessor {
             }
             case DEAD: {
                 String why = "dead after " + outcome.attempts() + " attempts: " + reason;
+                String orderingKey = orderingKey(delivery);
+                if (parking != null && orderingKey != null) {
+                    return parkDead(delivery, key, orderingKey, why, outcome);
+                }
                 log.error("[{}] {} key {}: dead-lettering, {}", consumer(), delivery.coordinates(), logKey(key),
                         keyLogs.redact(why, key));
                 return new Decision.DeadLetter(why);
@@ -580,47 +684,5 @@ public final class DeliveryProcessor {
     /** The listener; exceptions it throws are logged and swallowed. */
     public ConsumerListener listener() {
         return listener;
-    }
-
-    /** Shields the consumer from a listener that throws. */
-    private static final class GuardedListener implements ConsumerListener {
-        private final ConsumerListener delegate;
-
-        GuardedListener(ConsumerListener delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public void onOutcome(String consumer, Outcome.Status status, Duration took) {
-            run(consumer, () -> delegate.onOutcome(consumer, status, took));
-        }
-
-        @Override
-        public void onRetry(String consumer, Duration delay, String reason) {
-            run(consumer, () -> delegate.onRetry(consumer, delay, reason));
-        }
-
-        @Override
-        public void onDeadLetter(String consumer, String reason) {
-            run(consumer, () -> delegate.onDeadLetter(consumer, reason));
-        }
-
-        @Override
-        public void onAck(String consumer, int count) {
-            run(consumer, () -> delegate.onAck(consumer, count));
-        }
-
-        @Override
-        public void onError(String consumer, Throwable error) {
-            run(consumer, () -> delegate.onError(consumer, error));
-        }
-
-        private static void run(String consumer, Runnable call) {
-            try {
-                call.run();
-            } catch (RuntimeException e) {
-                log.warn("[{}] consumer listener threw, ignored", consumer, e);
-            }
-        }
     }
 }
