@@ -109,6 +109,8 @@ final class MariaDbSchemaDrift {
         return switch (name) {
             case "bigint", "smallint", "json" -> name;
             case "integer" -> "int";
+            // MariaDB and MySQL keep BOOLEAN as tinyint(1)
+            case "boolean" -> "tinyint";
             case "varchar" -> dt.lengthDefined() ? "varchar(" + dt.length() + ")" : "varchar";
             case "clob" -> "longtext";
             case "blob" -> "longblob";

@@ -33,7 +33,7 @@ class TxboxMigrationsIT {
         var second = TxboxMigrations.migrate(db.dataSource(), tables);
         assertThat(first.migrationsExecuted()).isPositive();
         assertThat(second.migrationsExecuted()).isZero();
-        assertThat(second.schemaVersion()).isEqualTo(first.schemaVersion()).isEqualTo("5");
+        assertThat(second.schemaVersion()).isEqualTo(first.schemaVersion()).isEqualTo("6");
     }
 
     @ParameterizedTest

@@ -9,7 +9,9 @@ import io.txbox.internal.JsonStrings;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +41,8 @@ final class MariaDbOutboxStore implements OutboxStore {
     static final int DUPLICATE_ENTRY = 1062;
 
     private final String insert;
+    private final String insertCaptured;
+    private final String delete;
     private final String stepKeyIndex;
 
     MariaDbOutboxStore(TxboxTables tables, Dialect dialect) {
@@ -48,6 +52,38 @@ final class MariaDbOutboxStore implements OutboxStore {
                 + " header_values, content_type, traceparent, tracestate, available_at)"
                 + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
                 + " COALESCE(FROM_UNIXTIME(?), CURRENT_TIMESTAMP(6)) + INTERVAL ? MICROSECOND)";
+        // captured rows are never delayed (Outbox refuses that), so the due time's two stay unset
+        insertCaptured = "INSERT INTO " + t + " (step_key, original_key, destination, routing_key, lane, payload,"
+                + " header_names, header_values, content_type, traceparent, tracestate, captured)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE)";
+        delete = "DELETE FROM " + t + " WHERE id = ?";
+    }
+
+    @Override
+    public boolean insertCaptured(Connection tx, OutboxMessage message) throws SQLException {
+        long id;
+        try (PreparedStatement ps = tx.prepareStatement(insertCaptured, Statement.RETURN_GENERATED_KEYS)) {
+            bindMessage(ps, message);
+            try {
+                ps.executeUpdate();
+            } catch (SQLException e) {
+                if (isDuplicateStepKey(e)) {
+                    return false;
+                }
+                throw e;
+            }
+            try (ResultSet keys = ps.getGeneratedKeys()) {
+                if (!keys.next()) {
+                    throw new SQLException("the captured outbox insert of " + message.stepKey() + " returned no id");
+                }
+                id = keys.getLong(1);
+            }
+        }
+        try (PreparedStatement ps = tx.prepareStatement(delete)) {
+            ps.setLong(1, id);
+            ps.executeUpdate();
+        }
+        return true;
     }
 
     @Override
@@ -87,6 +123,18 @@ final class MariaDbOutboxStore implements OutboxStore {
     }
 
     private static void bind(PreparedStatement ps, OutboxMessage m) throws SQLException {
+        bindMessage(ps, m);
+        if (m.availableAt() == null) {
+            ps.setNull(12, Types.DECIMAL);
+        } else {
+            ps.setBigDecimal(12, BigDecimal.valueOf(m.availableAt().getEpochSecond())
+                    .add(BigDecimal.valueOf(m.availableAt().getNano() / 1000, 6)));
+        }
+        ps.setLong(13, m.delay().toNanos() / 1000);
+    }
+
+    /** Binds the message's eleven columns, without the due time. */
+    private static void bindMessage(PreparedStatement ps, OutboxMessage m) throws SQLException {
         OutboxStore.bindHead(ps, m);
         Map<String, String> headers = m.headers();
         if (headers.isEmpty()) {
@@ -99,12 +147,5 @@ final class MariaDbOutboxStore implements OutboxStore {
         ps.setString(9, m.contentType());
         ps.setString(10, m.traceparent());
         ps.setString(11, m.tracestate());
-        if (m.availableAt() == null) {
-            ps.setNull(12, Types.DECIMAL);
-        } else {
-            ps.setBigDecimal(12, BigDecimal.valueOf(m.availableAt().getEpochSecond())
-                    .add(BigDecimal.valueOf(m.availableAt().getNano() / 1000, 6)));
-        }
-        ps.setLong(13, m.delay().toNanos() / 1000);
     }
 }

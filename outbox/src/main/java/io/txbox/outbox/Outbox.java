@@ -4,7 +4,10 @@ import io.txbox.ConfigException;
 import io.txbox.internal.Args;
 import io.txbox.TxboxTables;
 import java.sql.Connection;
+import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Writes outgoing messages as rows in the caller's own transaction; the relay publishes them
@@ -48,20 +51,35 @@ public interface Outbox {
      * stored with that span's W3C {@code traceparent} (and {@code tracestate}, unless longer
      * than 512 chars), which the relay publishes as headers. Without the API nothing is added.
      *
+     * <p><b>Change data capture.</b> To a destination in CDC mode ({@link
+     * Builder#changeDataCapture()}), {@code send} inserts the row marked {@code captured} and
+     * deletes it again in the same transaction (two statements): the table never grows, no relay
+     * ever sees the row, and a connector reading the write-ahead log or binlog (Debezium with
+     * {@code io.txbox.debezium.TxboxOutboxRouter}) publishes the insert once the transaction
+     * commits. The step key's duplicate check then covers only rows still waiting for a relay (sent
+     * before the switch to CDC): it returns false, and writes nothing, while such a row holds the
+     * step key. Every other CDC send returns true and is published, even a second send of the same
+     * step key in the same transaction; the receiving inbox, keyed by the step key, absorbs it.
+     *
      * @return true if this call wrote the row, false if the step key was already there
      * @throws io.txbox.InvalidInputException if the message is over the cap
      *     ({@link OutboxMessage#recordBytes()} above {@code maxRecordBytes}); nothing is written
      * @throws IllegalStateException if {@code tx} is in auto-commit mode (the row would commit on
      *     its own, whatever happens to the business writes); nothing is written
      * @throws io.txbox.RetryableException on a serialization failure, timeout or lost connection
+     * @throws io.txbox.InvalidInputException if the message has a delay or due time and its
+     *     destination is in CDC mode: the connector publishes at commit, so it cannot wait; nothing
+     *     is written
      */
     boolean send(Connection tx, OutboxMessage message);
 
     /**
      * Sends several messages in one batched round trip; returns which were emitted, in order.
      * Each carries the current trace context as with {@link #send}.
+     * Messages to destinations in CDC mode are written one by one, as {@link #send} writes them.
      *
-     * @throws io.txbox.InvalidInputException if any message is over the cap; nothing is written
+     * @throws io.txbox.InvalidInputException if any message is over the cap, or delayed to a
+     *     destination in CDC mode; nothing is written
      * @throws IllegalStateException if {@code tx} is in auto-commit mode; nothing is written
      */
     List<Boolean> sendAll(Connection tx, List<OutboxMessage> messages);
@@ -82,8 +100,45 @@ public interface Outbox {
     final class Builder {
         TxboxTables tables = TxboxTables.defaults();
         int maxRecordBytes = DEFAULT_MAX_RECORD_BYTES;
+        /** Destinations in CDC mode; {@code null} for every destination, empty for none. */
+        Set<String> captured = Set.of();
 
         Builder() {}
+
+        /**
+         * Puts every destination in change-data-capture mode: each send inserts its row and deletes
+         * it in the same transaction, and a log-reading connector publishes it (see {@link
+         * Outbox#send}). Default: no destination; a relay publishes every row. Needs the txbox
+         * tables at migration version 6 or later (the {@code captured} column).
+         */
+        public Builder changeDataCapture() {
+            this.captured = null;
+            return this;
+        }
+
+        /**
+         * Puts only {@code destinations} in change-data-capture mode (see {@link
+         * #changeDataCapture()}); a relay keeps publishing the others. Replaces an earlier call.
+         *
+         * @throws ConfigException if {@code destinations} is empty or holds a null or blank name
+         */
+        public Builder changeDataCapture(Collection<String> destinations) {
+            Args.configured(destinations, "changeDataCapture destinations");
+            if (destinations.isEmpty()) {
+                throw new ConfigException("changeDataCapture destinations must not be empty;"
+                        + " call changeDataCapture() for every destination");
+            }
+            Set<String> names = new LinkedHashSet<>();
+            for (String d : destinations) {
+                if (d == null || d.isBlank()) {
+                    throw new ConfigException("changeDataCapture destinations must be non-blank names, but held "
+                            + (d == null ? "null" : "'" + d + "'"));
+                }
+                names.add(d);
+            }
+            this.captured = Set.copyOf(names);
+            return this;
+        }
 
         /** Where the tables live; default {@link TxboxTables#defaults()}. */
         public Builder tables(TxboxTables tables) {

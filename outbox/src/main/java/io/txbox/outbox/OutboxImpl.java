@@ -12,6 +12,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,6 +23,8 @@ final class OutboxImpl implements Outbox {
 
     private final TxboxTables tables;
     private final int maxRecordBytes;
+    /** Destinations in CDC mode; null for every destination. */
+    private final Set<String> captured;
     /** Chosen by the database of the first transaction sent on, then kept. */
     private final ByDialect<OutboxStore> store;
     private final Tracing tracing = Tracing.global();
@@ -30,6 +33,7 @@ final class OutboxImpl implements Outbox {
     OutboxImpl(Outbox.Builder b) {
         this.tables = b.tables;
         this.maxRecordBytes = b.maxRecordBytes;
+        this.captured = b.captured;
         this.store = new ByDialect<>(dialect -> OutboxStore.of(tables, dialect));
     }
 
@@ -38,13 +42,17 @@ final class OutboxImpl implements Outbox {
         Args.notNull(tx, "tx");
         OutboxMessage message = Args.notNull(sent, "message").withTraceContext(tracing.current());
         checkSize(message);
+        boolean capture = checkCapture(message);
         Transactions.requireTransaction(tx, "outbox send of " + message.stepKey());
         try {
-            boolean emitted = store.on(tx).insert(tx, message);
+            OutboxStore s = store.on(tx);
+            boolean emitted = capture ? s.insertCaptured(tx, message) : s.insert(tx, message);
             if (!emitted && log.isDebugEnabled()) {
                 log.debug("{} - step already in outbox, not sent again", message.stepKey());
             }
-            fire();
+            if (!capture) {
+                fire();
+            }
             return emitted;
         } catch (SQLException e) {
             throw MissingTables.translate("outbox send of " + message.stepKey(), e, tables);
@@ -57,15 +65,19 @@ final class OutboxImpl implements Outbox {
         Args.notNull(messages, "messages");
         Map<String, String> context = tracing.current();
         List<OutboxMessage> traced = new ArrayList<>(messages.size());
+        boolean anyCaptured = false;
         for (int i = 0; i < messages.size(); i++) {
-            traced.add(checkSize(Args.notNull(messages.get(i), "messages[" + i + "]").withTraceContext(context)));
+            OutboxMessage m = checkSize(Args.notNull(messages.get(i), "messages[" + i + "]").withTraceContext(context));
+            anyCaptured |= checkCapture(m);
+            traced.add(m);
         }
         Transactions.requireTransaction(tx, "outbox sendAll");
         if (messages.isEmpty()) {
             return List.of();
         }
         try {
-            boolean[] inserted = store.on(tx).insertAll(tx, traced);
+            OutboxStore s = store.on(tx);
+            boolean[] inserted = anyCaptured ? insertEach(s, tx, traced) : s.insertAll(tx, traced);
             List<Boolean> emitted = new ArrayList<>(inserted.length);
             for (boolean b : inserted) {
                 emitted.add(b);
@@ -75,6 +87,39 @@ final class OutboxImpl implements Outbox {
         } catch (SQLException e) {
             throw MissingTables.translate("outbox sendAll of " + messages.size() + " messages", e, tables);
         }
+    }
+
+    /** One statement per message, the captured ones through {@link OutboxStore#insertCaptured}. */
+    private boolean[] insertEach(OutboxStore s, Connection tx, List<OutboxMessage> messages) throws SQLException {
+        boolean[] inserted = new boolean[messages.size()];
+        for (int i = 0; i < inserted.length; i++) {
+            OutboxMessage m = messages.get(i);
+            inserted[i] = isCaptured(m.destination()) ? s.insertCaptured(tx, m) : s.insert(tx, m);
+        }
+        return inserted;
+    }
+
+    private boolean isCaptured(String destination) {
+        return captured == null || captured.contains(destination);
+    }
+
+    /**
+     * Whether {@code m} goes out through change data capture; refuses a delayed one, which the
+     * connector would publish at commit, before its time.
+     */
+    private boolean checkCapture(OutboxMessage m) {
+        if (!isCaptured(m.destination())) {
+            return false;
+        }
+        if (m.availableAt() != null || !m.delay().isZero()) {
+            throw new InvalidInputException("message " + m.stepKey() + " to destination " + m.destination()
+                    + " has a " + (m.availableAt() != null ? "due time (availableAt " + m.availableAt() + ")"
+                            : "delay of " + m.delay())
+                    + ", but that destination is in change-data-capture mode, whose connector publishes every"
+                    + " row at commit: send it without a delay, or leave the destination to a relay"
+                    + " (Outbox.Builder.changeDataCapture(destinations) without it)");
+        }
+        return true;
     }
 
     @Override

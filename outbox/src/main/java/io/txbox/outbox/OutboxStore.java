@@ -23,6 +23,13 @@ interface OutboxStore {
     /** Inserts {@code message} on {@code tx}, unless its step key is in the outbox; returns whether it wrote the row. */
     boolean insert(Connection tx, OutboxMessage message) throws SQLException;
 
+    /**
+     * Change-data-capture mode: inserts {@code message} marked {@code captured}, unless its step
+     * key is in the outbox, and deletes that same row again by its id, so that only the log sees
+     * it; returns whether it wrote the row. Never touches another transaction's row.
+     */
+    boolean insertCaptured(Connection tx, OutboxMessage message) throws SQLException;
+
     /** {@link #insert} for each message, in one batched round trip; returns whether each wrote its row, in order. */
     boolean[] insertAll(Connection tx, List<OutboxMessage> messages) throws SQLException;
 

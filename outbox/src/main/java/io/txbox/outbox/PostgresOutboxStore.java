@@ -12,6 +12,7 @@ import io.txbox.internal.shaded.jooq.impl.DSL;
 import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.time.OffsetDateTime;
@@ -20,12 +21,31 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** The outbox insert on PostgreSQL: {@code INSERT ... ON CONFLICT (step_key) DO NOTHING}, rendered once. */
+/**
+ * The outbox insert on PostgreSQL: {@code INSERT ... ON CONFLICT (step_key) DO NOTHING}, rendered
+ * once; in change-data-capture mode the same insert marked {@code captured} and {@code RETURNING id},
+ * then a delete of that id (one statement cannot do both: a data-modifying CTE's delete does not see
+ * the rows its insert made).
+ */
 final class PostgresOutboxStore implements OutboxStore {
     private final String insertSql;
+    private final String insertCapturedSql;
+    private final String deleteSql;
 
     PostgresOutboxStore(TxboxTables tables) {
         this.insertSql = renderInsert(tables);
+        TxboxOutbox o = TXBOX_OUTBOX;
+        List<Field<?>> values = new ArrayList<>();
+        for (Field<?> f : OutboxColumns.MESSAGE) {
+            values.add(DSL.val(null, f.getDataType()));
+        }
+        values.add(DSL.inline(true));
+        this.insertCapturedSql = Jooq.renderer(tables).insertInto(o)
+                .columns(OutboxColumns.concat(OutboxColumns.MESSAGE, List.of(o.CAPTURED))).values(values)
+                .onConflict(o.STEP_KEY).doNothing().returning(o.ID)
+                .getSQL(ParamType.INDEXED);
+        this.deleteSql = Jooq.renderer(tables).deleteFrom(o).where(o.ID.eq(DSL.val(0L)))
+                .getSQL(ParamType.INDEXED);
     }
 
     /** The insert, one bind parameter per {@link OutboxColumns#MESSAGE} column, then the due time's three. */
@@ -60,6 +80,25 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     @Override
+    public boolean insertCaptured(Connection tx, OutboxMessage message) throws SQLException {
+        long id;
+        try (PreparedStatement ps = tx.prepareStatement(insertCapturedSql)) {
+            bindMessage(tx, ps, message);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return false;
+                }
+                id = rs.getLong(1);
+            }
+        }
+        try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
+            ps.setLong(1, id);
+            ps.executeUpdate();
+        }
+        return true;
+    }
+
+    @Override
     public boolean[] insertAll(Connection tx, List<OutboxMessage> messages) throws SQLException {
         try (PreparedStatement ps = tx.prepareStatement(insertSql)) {
             for (OutboxMessage m : messages) {
@@ -75,8 +114,21 @@ final class PostgresOutboxStore implements OutboxStore {
         }
     }
 
-    /** Binds in {@link OutboxColumns#MESSAGE} order. */
+    /** Binds in {@link OutboxColumns#MESSAGE} order, then the due time's three. */
     private static void bind(Connection tx, PreparedStatement ps, OutboxMessage m) throws SQLException {
+        bindMessage(tx, ps, m);
+        if (m.availableAt() == null) {
+            ps.setNull(12, Types.TIMESTAMP_WITH_TIMEZONE);
+        } else {
+            ps.setObject(12, OffsetDateTime.ofInstant(m.availableAt(), ZoneOffset.UTC));
+        }
+        long delayMicros = m.delay().toNanos() / 1000;
+        ps.setLong(13, delayMicros);
+        ps.setLong(14, delayMicros);
+    }
+
+    /** Binds the {@link OutboxColumns#MESSAGE} columns, parameters 1 to 11. */
+    private static void bindMessage(Connection tx, PreparedStatement ps, OutboxMessage m) throws SQLException {
         OutboxStore.bindHead(ps, m);
         Map<String, String> headers = m.headers();
         if (headers.isEmpty()) {
@@ -89,13 +141,5 @@ final class PostgresOutboxStore implements OutboxStore {
         ps.setString(9, m.contentType());
         ps.setString(10, m.traceparent());
         ps.setString(11, m.tracestate());
-        if (m.availableAt() == null) {
-            ps.setNull(12, Types.TIMESTAMP_WITH_TIMEZONE);
-        } else {
-            ps.setObject(12, OffsetDateTime.ofInstant(m.availableAt(), ZoneOffset.UTC));
-        }
-        long delayMicros = m.delay().toNanos() / 1000;
-        ps.setLong(13, delayMicros);
-        ps.setLong(14, delayMicros);
     }
 }

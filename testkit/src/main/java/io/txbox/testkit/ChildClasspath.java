@@ -33,11 +33,37 @@ final class ChildClasspath {
     }
     for (Path entry : expand(System.getProperty("java.class.path", ""))) {
       if (Files.isRegularFile(entry) && entry.getFileName().toString().endsWith(".jar")) {
-        result.add(entry);
+        result.add(sameVersionAs(kafka, entry));
       }
     }
     result.add(kafka);
     return new ArrayList<>(result);
+  }
+
+  /**
+   * {@code entry}, or, when it is another version of an {@code org.apache.kafka} artifact than the
+   * broker's own jar in a Maven repository layout ({@code .../org/apache/kafka/NAME/VERSION/}), that
+   * artifact at the broker's version if the repository holds it. A test class path may carry older
+   * Kafka clients (a library built against them, such as Debezium's embedded engine), and the broker
+   * fails on clients older than itself.
+   */
+  static Path sameVersionAs(Path kafka, Path entry) {
+    Path kafkaVersionDir = kafka.getParent();
+    Path entryVersionDir = entry.getParent();
+    if (kafkaVersionDir == null || entryVersionDir == null || kafkaVersionDir.getParent() == null
+        || entryVersionDir.getParent() == null) {
+      return entry;
+    }
+    Path kafkaGroup = kafkaVersionDir.getParent().getParent();
+    Path entryArtifact = entryVersionDir.getParent();
+    String version = kafkaVersionDir.getFileName().toString();
+    if (kafkaGroup == null || !kafkaGroup.equals(entryArtifact.getParent())
+        || entryVersionDir.getFileName().toString().equals(version)) {
+      return entry;
+    }
+    String artifact = entryArtifact.getFileName().toString();
+    Path aligned = entryArtifact.resolve(version).resolve(artifact + "-" + version + ".jar");
+    return Files.isRegularFile(aligned) ? aligned : entry;
   }
 
   private static Path kafkaJar() {
