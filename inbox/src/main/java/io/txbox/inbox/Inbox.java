@@ -362,6 +362,7 @@ public interface Inbox {
      * @throws io.txbox.ConfigException if this implementation keeps no parked keys
      */
     default ParkedKeys parkedKeys(DataSource ds) {
+        Args.notNull(ds, "ds");
         throw new ConfigException(getClass().getName() + " keeps no parked keys; use the database inbox ("
                 + "Inbox.builder(..).build())");
     }
