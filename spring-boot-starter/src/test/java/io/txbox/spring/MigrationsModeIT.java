@@ -22,8 +22,9 @@ class MigrationsModeIT {
         try (ConfigurableApplicationContext app = start(schema, "txbox.migrations=txbox")) {
             assertThat(tables(schema)).contains("txbox_inbox", "txbox_outbox", "txbox_schema_history")
                     .doesNotContain("flyway_schema_history");
-            assertThat(admin().queryForObject("SELECT count(*) FROM \"" + schema + "\".txbox_schema_history"
-                    + " WHERE script LIKE 'V%' AND success", Integer.class)).isEqualTo(3);
+            // every versioned script from V1 on, whatever the latest is
+            assertThat(admin().queryForObject("SELECT count(*) = max(version::int) AND count(*) > 0 FROM \"" + schema
+                    + "\".txbox_schema_history WHERE script LIKE 'V%' AND success", Boolean.class)).isTrue();
             assertThat(app.getBean(Inbox.class).consumer()).isEqualTo(TxboxProperties.DEFAULT_CONSUMER);
         }
     }
