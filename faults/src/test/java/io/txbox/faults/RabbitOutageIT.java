@@ -12,6 +12,7 @@ import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.outbox.Outbox;
 import io.txbox.relay.Relay;
+import io.txbox.relay.Route;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.testkit.KeyOrder;
 import io.txbox.testkit.TestPostgres;
@@ -98,6 +99,7 @@ class RabbitOutageIT {
         int total = 1200;
         RabbitPublisher publisher = RabbitPublisher.builder().connectionFactory(RABBIT.connectionFactory())
                 .connectionName(publisherConnection).build();
+        PublishTrace trace = new PublishTrace(publisher);
         Set<String> emitted;
         AtomicInteger consumerErrors = new AtomicInteger();
         ConsumerListener errors = new ConsumerListener() {
@@ -107,7 +109,7 @@ class RabbitOutageIT {
             }
         };
         try (Relay relay = Relay.builder().dataSource(PG.dataSource()).tables(tables)
-                        .route(hint, publisher.exchange(exchange)).pollInterval(Duration.ofMillis(20))
+                        .route(hint, Route.of(trace, exchange)).pollInterval(Duration.ofMillis(20))
                         .publishTimeout(Duration.ofSeconds(2)).laneLease(Duration.ofSeconds(10))
                         .backoff(Duration.ofMillis(100), Duration.ofSeconds(1)).maxAttempts(1000).build();
                 InboxConsumer consumer = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
@@ -143,7 +145,9 @@ class RabbitOutageIT {
         KeyOrder published = new KeyOrder();
         List<String> delivered = Queues.drainStepKeys(rabbit, auditQueue, emitted, Duration.ofSeconds(60), published);
         Oracle.check("RabbitMQ " + hint, emitted, delivered, effects.countsByKey(name));
-        assertThat(published.violations()).as("published: %s", published).isEmpty();
+        assertThat(published.violations()).as("published: %s; what the relay sent, for the first key out of order:%n%s",
+                published, published.violations().isEmpty() ? "" : trace.of(published.violations().get(0).split("[ :]")[1]))
+                .isEmpty();
         assertThat(effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxDeadTable()))).isZero();
     }
 }

@@ -27,6 +27,9 @@ import org.jspecify.annotations.Nullable;
  *       gone and its claims reached the candidate (or the end of the due rows), nothing due is
  *       left at or below the candidate, which becomes the floor.</li>
  * </ol>
+ * A held key's later rows are left out by the claims, due or not, so the floor stays below the
+ * lowest held row the transaction's lock saw ({@link #holdsFrom}).
+ *
  * A row sent with a delay does not hold back its key (the {@code Relay} contract), so when it
  * comes due below the floor the full claim from the lowest id finds it, run at least every
  * {@link #RESCAN_NANOS}; so does a dead letter moved back with its id. A change of the claimed
@@ -53,6 +56,8 @@ final class ClaimFloor {
     private boolean ready;
     private long lastSample;
     private boolean sampled;
+    /** The lowest held row the current transaction's lock saw; 0 for none. */
+    private long heldAtLock;
 
     /**
      * The id the claim of {@code open} at {@code now} starts above; 0 for a full claim from the
@@ -87,6 +92,9 @@ final class ClaimFloor {
             ready = false;
         }
         claimed = Math.max(claimed, lastId);
+        // the claims left out the later rows of a key held at the lock, due or not; the transaction
+        // may have ended that hold (its row published), so the next lock would not see it
+        belowHeld();
     }
 
     /** Whether the worker should sample the outbox writers now: before its commit, after its last claim. */
@@ -117,11 +125,18 @@ final class ClaimFloor {
      * Keeps the floor below {@code heldFrom}, the lowest row a routing key of the claimed lanes
      * is held at (0 when none is): the rows of a held key wait in the outbox, unclaimed, and once
      * the key is released (its dead letter retried with its id, or skipped) they are claimed from
-     * there, in id order. Lowering the floor is always safe.
+     * there, in id order. The floor stays below it until the next lock, even if the transaction
+     * ends the hold: its claims did not reach the rows the hold kept back. Lowering the floor is
+     * always safe.
      */
     void holdsFrom(long heldFrom) {
-        if (heldFrom > 0 && floor >= heldFrom) {
-            floor = heldFrom - 1;
+        heldAtLock = heldFrom;
+        belowHeld();
+    }
+
+    private void belowHeld() {
+        if (heldAtLock > 0 && floor >= heldAtLock) {
+            floor = heldAtLock - 1;
         }
     }
 

@@ -81,6 +81,18 @@ class ClaimFloorTest {
     }
 
     @Test
+    void claimAbove_holdEndedInTheTransactionThatPromotesTheFloor_staysBelowTheRowsItHeldBack() {
+        batch(500, true, NONE); // candidate 500, above rows 120 and 130 that a hold at 100 keeps unclaimed
+        batch(0, true, NONE); // ready
+        now += MS;
+        floor.holdsFrom(100); // the lanes' lock sees the hold at row 100
+        floor.claimAbove(LANES, false, now);
+        floor.committed(100, true, true); // row 100 published: the same transaction ends the hold
+        floor.holdsFrom(0); // the next lock sees no hold, and rows 120 and 130 are due
+        assertThat(floor.claimAbove(LANES, false, now + MS)).isLessThan(100);
+    }
+
+    @Test
     void claimAbove_rowLeftInTheOutbox_startsFromTheLowestIdAgain() {
         floorAt(500);
         floor.committed(900, true, false); // a retry: its row must not fall below the floor
