@@ -2,7 +2,9 @@ package io.txbox.internal;
 
 import io.txbox.internal.shaded.jooq.DataType;
 import io.txbox.internal.shaded.jooq.Field;
+import io.txbox.internal.shaded.jooq.Query;
 import io.txbox.internal.shaded.jooq.Table;
+import io.txbox.internal.shaded.jooq.conf.ParamType;
 import io.txbox.internal.shaded.jooq.impl.DSL;
 import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 import java.time.OffsetDateTime;
@@ -18,6 +20,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class PostgresSql {
     private PostgresSql() {}
+
+    /** {@code q} as JDBC text with {@code ?} placeholders, rendered once and prepared many times. */
+    public static String sql(Query q) {
+        return q.getSQL(ParamType.INDEXED);
+    }
 
     /** A bind parameter of {@code type}, rendered as {@code ?} (with a cast where jOOQ needs one). */
     public static <T> Field<T> param(DataType<T> type) {

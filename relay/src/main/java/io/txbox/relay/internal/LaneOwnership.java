@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * with a lease, takes or releases lanes toward a fair share of the {@value Lanes#COUNT} lanes
  * among the live members ({@link #rebalanceIfDue}), locks and renews its lanes in every batch and
  * notices a lane taken over by another member through the lane's fence ({@link #lock}), and
- * releases everything when it stops ({@link #leave}). The statements are the {@link RelayStore}'s.
+ * releases everything when it stops ({@link #leave}). The statements are the {@link LaneStore}'s.
  * Only the worker's own thread calls it, except {@link #count()}.
  */
 final class LaneOwnership {
@@ -30,7 +30,7 @@ final class LaneOwnership {
     /** Rebalances right after start that come quickly, while the relay's workers settle on their shares. */
     private static final int QUICK_REBALANCES = 8;
 
-    private final RelayStore store;
+    private final LaneStore store;
     private final String memberId;
     /** This relay's workers, this one among them: counted as live from the start. */
     private final List<String> relayWorkers;
@@ -58,7 +58,7 @@ final class LaneOwnership {
     /** See {@link #heldFrom()}. */
     private long heldFrom;
 
-    LaneOwnership(RelayStore store, String memberId, List<String> relayWorkers, Duration lease, LongSupplier ticker) {
+    LaneOwnership(LaneStore store, String memberId, List<String> relayWorkers, Duration lease, LongSupplier ticker) {
         this.store = store;
         this.memberId = memberId;
         this.relayWorkers = List.copyOf(relayWorkers);
@@ -164,7 +164,7 @@ final class LaneOwnership {
         }
         long started = ticker.getAsLong();
         boolean renew = started - lastRenew >= renewNanos;
-        RelayStore.Locked locked = store.lockLanes(c, memberId, owned, renew, lease);
+        LaneStore.Locked locked = store.lockLanes(c, memberId, owned, renew, lease);
         Map<Short, Boolean> held = locked.held();
         heldFrom = locked.heldFrom();
         if (renew) {

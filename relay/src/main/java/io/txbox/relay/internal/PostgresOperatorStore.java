@@ -2,6 +2,7 @@ package io.txbox.relay.internal;
 
 import static io.txbox.internal.PostgresSql.nowPlusMillis;
 import static io.txbox.internal.PostgresSql.param;
+import static io.txbox.internal.PostgresSql.sql;
 import static io.txbox.internal.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
 import static io.txbox.internal.schema.tables.TxboxOutboxDead.TXBOX_OUTBOX_DEAD;
 import static io.txbox.internal.schema.tables.TxboxOutboxKeyHold.TXBOX_OUTBOX_KEY_HOLD;
@@ -18,8 +19,6 @@ import io.txbox.internal.schema.tables.TxboxRelayMember;
 import io.txbox.internal.shaded.jooq.Condition;
 import io.txbox.internal.shaded.jooq.DSLContext;
 import io.txbox.internal.shaded.jooq.Field;
-import io.txbox.internal.shaded.jooq.Query;
-import io.txbox.internal.shaded.jooq.conf.ParamType;
 import io.txbox.internal.shaded.jooq.impl.DSL;
 import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 import io.txbox.relay.DeadLetters;
@@ -101,10 +100,6 @@ final class PostgresOperatorStore implements OperatorStore {
                 + " OVERRIDING SYSTEM VALUE SELECT " + cols + ", now(), 0, 'retried from dead letters: ' || reason"
                 + " FROM gone ORDER BY id ON CONFLICT DO NOTHING RETURNING 1)"
                 + " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM moved), (SELECT coalesce(max(id), 0) FROM gone)";
-    }
-
-    private static String sql(Query q) {
-        return q.getSQL(ParamType.INDEXED);
     }
 
     @Override

@@ -41,53 +41,15 @@ interface RelayStore {
     /** Undoes {@link #prepareSession} before the connection goes back to its pool. */
     void resetSession(Connection c) throws SQLException;
 
-    /** Creates the lane rows if they are missing; idempotent. */
-    void initLanes(Connection c) throws SQLException;
+    /** The lanes' and members' statements, on the same database. */
+    LaneStore lanes();
 
-    /**
-     * Renews the member's lease, drops expired members, and returns the number of live members,
-     * counting each of {@code ownWorkers} (this relay's workers, {@code memberId} among them) as
-     * live even before it has registered: a relay's workers start together, so none of them takes
-     * more than its share. The caller commits afterwards; a store may also commit on {@code c}
-     * in between (MariaDB commits the renewal before it drops expired members).
-     */
-    int heartbeat(Connection c, String memberId, List<String> ownWorkers, Duration lease) throws SQLException;
-
-    /** Lanes this member holds with an unexpired lease: lane to fence. */
-    Map<Short, Long> owned(Connection c, String memberId) throws SQLException;
-
-    /**
-     * Takes up to {@code max} free or expired lanes, bumping their fences: lane to new fence. A
-     * lane whose owner is mid-batch holds its row lock and is skipped, so it cannot be taken over.
-     */
-    Map<Short, Long> take(Connection c, String memberId, int max, Duration lease) throws SQLException;
-
-    /** Gives up {@code lanes} if this member still owns them. */
-    void release(Connection c, String memberId, List<Short> lanes) throws SQLException;
-
-    /** Releases every lane of the member and removes its membership. */
-    void leave(Connection c, String memberId) throws SQLException;
-
-    /**
-     * Locks the member's lanes for this transaction, renewing their lease if {@code renew}, and
-     * returns the lanes still held (same owner and fence) with whether each is blocked, the
-     * number of live members, and the lowest row a key of those lanes is held at ({@link #hold}).
-     * A lane missing from the result was lost to another member.
-     */
-    Locked lockLanes(Connection c, String memberId, Map<Short, Long> owned, boolean renew, Duration lease)
-            throws SQLException;
-
-    /**
-     * Lanes still held, each with whether it is blocked; live members, or -1 when no lane is held;
-     * the lowest row id a key of the held lanes is held at, 0 when none is.
-     */
-    record Locked(Map<Short, Boolean> held, int members, long heldFrom) {}
 
     /**
      * The claim query: up to {@code limit} due rows of {@code lanes} in id order, without the
      * rows of the {@code skipDestinations} and without a held key's rows above the row it is held
      * at ({@link #hold}). It locks no row: the caller holds the lanes locked
-     * ({@link #lockLanes}) with their fences, so no other worker claims these lanes' rows meanwhile.
+     * ({@link LaneStore#lockLanes}) with their fences, so no other worker claims these lanes' rows meanwhile.
      */
     Claimed claim(Connection c, List<Short> lanes, int limit, List<String> skipDestinations) throws SQLException;
 
@@ -160,17 +122,6 @@ interface RelayStore {
      * same order) do not exist, sorted by name.
      */
     List<String> missingTables(Connection c, List<String> names, List<String> qualified) throws SQLException;
-
-    /** The rows of {@code ps}, each a lane and its fence, in order. */
-    static Map<Short, Long> laneFences(PreparedStatement ps) throws SQLException {
-        Map<Short, Long> lanes = new LinkedHashMap<>();
-        try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                lanes.put(rs.getShort(1), rs.getLong(2));
-            }
-        }
-        return lanes;
-    }
 
     /** Whether {@code e} says a txbox table does not exist (an unmigrated schema). */
     boolean isUndefinedTable(Throwable e);

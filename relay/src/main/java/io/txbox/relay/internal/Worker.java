@@ -64,7 +64,7 @@ final class Worker implements Runnable {
         for (int i = 0; i < settings.workers(); i++) {
             relayWorkers.add(memberId(settings.relayId(), i));
         }
-        this.lanes = new LaneOwnership(store, memberId, relayWorkers, settings.laneLease(), ticker);
+        this.lanes = new LaneOwnership(store.lanes(), memberId, relayWorkers, settings.laneLease(), ticker);
     }
 
     static String memberId(String relayId, int index) {

@@ -136,7 +136,7 @@ class MariaDbRelayStoreIT {
                     + " ('other', current_timestamp(6) + interval 1 minute)");
         }
         try (Connection c = claimer()) {
-            assertThat(store.heartbeat(c, "me-w0", List.of("me-w0", "me-w1"), Duration.ofSeconds(30)))
+            assertThat(store.lanes().heartbeat(c, "me-w0", List.of("me-w0", "me-w1"), Duration.ofSeconds(30)))
                     .as("the other live member and this relay's two workers").isEqualTo(3);
             c.commit();
         }

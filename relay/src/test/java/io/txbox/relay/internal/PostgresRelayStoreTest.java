@@ -11,7 +11,13 @@ import org.junit.jupiter.api.Test;
 
 /** The statements as rendered when a relay is built, read from the store's fields (it has no accessor for them). */
 class PostgresRelayStoreTest {
-    static final Map<String, String> SQL = rendered(new PostgresRelayStore(new TxboxTables("orders", "tx_")));
+    static final Map<String, String> SQL = new LinkedHashMap<>();
+
+    static {
+        PostgresRelayStore store = new PostgresRelayStore(new TxboxTables("orders", "tx_"));
+        SQL.putAll(rendered(store));
+        SQL.putAll(rendered(store.lanes()));
+    }
 
     /** A store's instance {@code String} fields by name: its rendered statements. */
     static Map<String, String> rendered(Object store) {
