@@ -148,8 +148,7 @@ final class AtomicMode {
                 }
                 byte[] result;
                 try {
-                    result = handler.handle(c, message);
-                    Transactions.requireNotAborted(c, core.what("process", s));
+                    result = handled(c, s, message, handler);
                 } catch (Exception e) {
                     try {
                         tx.rollback();
@@ -169,10 +168,7 @@ final class AtomicMode {
                 }
                 // Refused as documented, outside the handler's failure path: the frame rolls
                 // everything back and no attempt is counted, so no row is written.
-                core.checkResult(s, result);
-                if (result != null) {
-                    store.storeResult(c, s, result);
-                }
+                saveResult(c, s, result);
                 tx.commit();
                 return core.report(new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null));
             } catch (SQLException e) {
@@ -239,19 +235,15 @@ final class AtomicMode {
                     Exception failure = null;
                     byte[] result = null;
                     try {
-                        result = handler.handle(c, message);
-                        Transactions.requireNotAborted(c, core.what("process", s));
+                        result = handled(c, s, message, handler);
                     } catch (Exception e) {
                         failure = e;
                     }
                     if (failure == null) {
                         try {
-                            core.checkResult(s, result);
+                            saveResult(c, s, result);
                         } catch (InvalidInputException e) {
                             break; // process refuses it again, after rolling back
-                        }
-                        if (result != null) {
-                            store.storeResult(c, s, result);
                         }
                         if (c.getAutoCommit()) {
                             break; // the handler turned auto-commit on: process meets what that left
@@ -283,6 +275,22 @@ final class AtomicMode {
             // The rest is left to process, which meets the failure again and reports it.
         }
         return outcomes;
+    }
+
+    /** A first delivery's handler run, in its transaction on {@code c}: its result, or what it threw. */
+    private byte @Nullable [] handled(Connection c, Scope s, InboundMessage message, Handler handler)
+            throws Exception {
+        byte[] result = handler.handle(c, message);
+        Transactions.requireNotAborted(c, core.what("process", s));
+        return result;
+    }
+
+    /** Stores a handler's result in its transaction; a result over {@code maxPayloadBytes} is refused first. */
+    private void saveResult(Connection c, Scope s, byte @Nullable [] result) throws SQLException {
+        core.checkResult(s, result);
+        if (result != null) {
+            store.storeResult(c, s, result);
+        }
     }
 
     Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error) {
