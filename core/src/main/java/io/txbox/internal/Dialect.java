@@ -54,6 +54,25 @@ public enum Dialect {
         return this != POSTGRESQL;
     }
 
+    /**
+     * Whether a transaction's {@code COMMIT} travels in one round trip with the next transaction's
+     * first statement (pgjdbc sends {@code COMMIT; BEGIN; INSERT ...} together), so that running
+     * messages one transaction each on one connection saves a round trip per message.
+     */
+    public boolean chainsCommits() {
+        return this == POSTGRESQL;
+    }
+
+    /**
+     * Whether one transaction may receive several inbox entries before it stores any of their
+     * results. Not on MariaDB and MySQL: there the inbox knows its transaction by savepoints,
+     * and storing a result releases the savepoints of the receives after it, so each message
+     * must be received at its turn.
+     */
+    public boolean receivesAheadOfResults() {
+        return this == POSTGRESQL;
+    }
+
     /** The oldest supported version, {@code "10.6"}; empty for PostgreSQL. */
     public String minimumVersion() {
         return this == POSTGRESQL ? "" : minMajor + "." + minMinor;

@@ -19,6 +19,16 @@ class DialectTest {
     }
 
     @Test
+    void capabilities_postgresqlOnly_chainsCommitsAndReceivesAheadOfResults() {
+        assertThat(Dialect.POSTGRESQL.chainsCommits()).isTrue();
+        assertThat(Dialect.POSTGRESQL.receivesAheadOfResults()).isTrue();
+        for (Dialect mysqlFamily : new Dialect[] {Dialect.MARIADB, Dialect.MYSQL}) {
+            assertThat(mysqlFamily.chainsCommits()).as(mysqlFamily.product()).isFalse();
+            assertThat(mysqlFamily.receivesAheadOfResults()).as(mysqlFamily.product()).isFalse();
+        }
+    }
+
+    @Test
     void of_mysqlDriverOnMariadb_isMariadbByItsVersion() {
         assertThat(Dialect.of("MySQL", "10.11.19-MariaDB-log")).isEqualTo(Dialect.MARIADB);
     }

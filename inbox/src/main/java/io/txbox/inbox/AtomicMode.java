@@ -5,6 +5,7 @@ import io.txbox.RetryableException;
 import io.txbox.TxboxException;
 import io.txbox.internal.Args;
 import io.txbox.internal.ErrorTexts;
+import io.txbox.internal.TransactionFrame;
 import io.txbox.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -135,61 +136,41 @@ final class AtomicMode {
         Throwable handlerError = null;
         for (int attempt = 0; handlerError == null; attempt++) {
             boolean lastTry = attempt >= core.transactionRetries;
-            try (Connection c = ds.getConnection()) {
-                boolean autoCommit = c.getAutoCommit();
-                boolean done = false;
+            try (Connection c = ds.getConnection(); TransactionFrame tx = InboxCore.begin(c)) {
+                Receipt receipt;
                 try {
-                    if (autoCommit) {
-                        c.setAutoCommit(false);
-                    }
-                    Receipt receipt;
+                    receipt = store.receive(c, s, fp, receipts(s));
+                } catch (KeyReuseException e) {
+                    return core.report(new Outcome(Outcome.Status.KEY_REUSED, null, 0, e.getMessage(), null));
+                }
+                if (!receipt.isFirst()) {
+                    return core.report(outcomeOf(receipt));
+                }
+                byte[] result;
+                try {
+                    result = handled(c, s, message, handler);
+                } catch (Exception e) {
                     try {
-                        receipt = store.receive(c, s, fp, receipts(s));
-                    } catch (KeyReuseException e) {
-                        return core.report(new Outcome(Outcome.Status.KEY_REUSED, null, 0, e.getMessage(), null));
+                        tx.rollback();
+                    } catch (SQLException lost) {
+                        // The connection died under the handler: nothing committed, and the
+                        // handler is not to blame, so no attempt is counted.
+                        e.addSuppressed(lost);
+                        throw new RetryableException(core.what("process", s)
+                                + " lost its database connection; nothing was committed: " + e, e);
                     }
-                    if (!receipt.isFirst()) {
-                        return core.report(outcomeOf(receipt));
-                    }
-                    byte[] result;
-                    try {
-                        result = handler.handle(c, message);
-                        Transactions.requireNotAborted(c, core.what("process", s));
-                    } catch (Exception e) {
-                        try {
-                            c.rollback();
-                        } catch (SQLException lost) {
-                            // The connection died under the handler: nothing committed, and the
-                            // handler is not to blame, so no attempt is counted.
-                            e.addSuppressed(lost);
-                            throw new RetryableException(core.what("process", s)
-                                    + " lost its database connection; nothing was committed: " + e, e);
-                        }
-                        done = true;
-                        if (isConflict(e) && !lastTry) {
-                            core.debug(s, "handler hit a serialization failure or deadlock; retrying");
-                            continue;
-                        }
-                        handlerError = e;
+                    if (isConflict(e) && !lastTry) {
+                        core.debug(s, "handler hit a serialization failure or deadlock; retrying");
                         continue;
                     }
-                    // Refused as documented, outside the handler's failure path: the finally
-                    // rolls everything back and no attempt is counted, so no row is written.
-                    core.checkResult(s, result);
-                    if (result != null) {
-                        store.storeResult(c, s, result);
-                    }
-                    c.commit();
-                    done = true;
-                    return core.report(new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null));
-                } finally {
-                    if (!done) {
-                        InboxCore.rollbackQuietly(c);
-                    }
-                    if (autoCommit) {
-                        InboxCore.restoreAutoCommit(c);
-                    }
+                    handlerError = e;
+                    continue;
                 }
+                // Refused as documented, outside the handler's failure path: the frame rolls
+                // everything back and no attempt is counted, so no row is written.
+                saveResult(c, s, result);
+                tx.commit();
+                return core.report(new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null));
             } catch (SQLException e) {
                 if (isConflict(e) && !lastTry) {
                     core.debug(s, "transaction hit a serialization failure or deadlock; retrying");
@@ -218,103 +199,98 @@ final class AtomicMode {
         Args.notNull(handler, "handler");
         Args.notNull(more, "more");
         List<Outcome> outcomes = new ArrayList<>(messages.size());
-        try (Connection c = ds.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
+        try (Connection c = ds.getConnection(); TransactionFrame tx = InboxCore.begin(c)) {
             // A PROCESSED outcome whose transaction is still open: the next round trip commits it.
             Outcome open = null;
-            boolean clean = false;
-            try {
-                if (autoCommit) {
-                    c.setAutoCommit(false);
+            for (InboundMessage message : messages) {
+                Scope s;
+                try {
+                    s = core.check(message);
+                } catch (InvalidInputException e) {
+                    break;
                 }
-                for (InboundMessage message : messages) {
-                    Scope s;
-                    try {
-                        s = core.check(message);
-                    } catch (InvalidInputException e) {
-                        break;
-                    }
-                    byte[] fp = core.fingerprintOf(message);
-                    Receipt receipt;
-                    try {
-                        receipt = open == null ? store.receive(c, s, fp, receipts(s))
-                                : store.commitAndReceive(c, s, fp, receipts(s));
-                    } catch (InboxStore.AfterCommit e) {
-                        outcomes.add(core.report(open));
-                        open = null;
-                        break;
-                    } catch (SQLException | RuntimeException e) {
-                        open = null; // its commit is unknown: process runs it again, the inbox dedups
-                        break;
-                    }
-                    if (open != null) {
-                        outcomes.add(core.report(open));
-                        open = null;
-                    }
-                    Outcome settled;
-                    if (!receipt.isFirst()) {
-                        settled = core.report(outcomeOf(receipt));
-                        outcomes.add(settled);
-                        c.rollback();
-                    } else {
-                        Exception failure = null;
-                        byte[] result = null;
-                        try {
-                            result = handler.handle(c, message);
-                            Transactions.requireNotAborted(c, core.what("process", s));
-                        } catch (Exception e) {
-                            failure = e;
-                        }
-                        if (failure == null) {
-                            try {
-                                core.checkResult(s, result);
-                            } catch (InvalidInputException e) {
-                                break; // process refuses it again, after rolling back
-                            }
-                            if (result != null) {
-                                store.storeResult(c, s, result);
-                            }
-                            if (c.getAutoCommit()) {
-                                break; // the handler turned auto-commit on: process meets what that left
-                            }
-                            open = new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null);
-                            if (!more.test(open)) {
-                                break;
-                            }
-                            continue;
-                        }
-                        c.rollback();
-                        if (isConflict(failure)) {
-                            break; // process retries the transaction
-                        }
-                        settled = recordFailure(c, s, fp, failure);
-                        outcomes.add(settled);
-                    }
-                    if (!more.test(settled)) {
-                        break;
-                    }
+                byte[] fp = core.fingerprintOf(message);
+                Receipt receipt;
+                try {
+                    receipt = open == null ? store.receive(c, s, fp, receipts(s))
+                            : store.commitAndReceive(c, s, fp, receipts(s));
+                } catch (InboxStore.AfterCommit e) {
+                    outcomes.add(core.report(open));
+                    open = null;
+                    break;
+                } catch (SQLException | RuntimeException e) {
+                    open = null; // its commit is unknown: process runs it again, the inbox dedups
+                    break;
                 }
                 if (open != null) {
-                    Outcome last = open;
+                    outcomes.add(core.report(open));
                     open = null;
-                    c.commit();
-                    outcomes.add(core.report(last));
+                }
+                Outcome settled;
+                if (!receipt.isFirst()) {
+                    settled = core.report(outcomeOf(receipt));
+                    outcomes.add(settled);
+                    c.rollback();
                 } else {
-                    c.rollback(); // what a failed round trip left open, if anything
+                    Exception failure = null;
+                    byte[] result = null;
+                    try {
+                        result = handled(c, s, message, handler);
+                    } catch (Exception e) {
+                        failure = e;
+                    }
+                    if (failure == null) {
+                        try {
+                            saveResult(c, s, result);
+                        } catch (InvalidInputException e) {
+                            break; // process refuses it again, after rolling back
+                        }
+                        if (c.getAutoCommit()) {
+                            break; // the handler turned auto-commit on: process meets what that left
+                        }
+                        open = new Outcome(Outcome.Status.PROCESSED, result, receipt.attempts(), null, null);
+                        if (!more.test(open)) {
+                            break;
+                        }
+                        continue;
+                    }
+                    c.rollback();
+                    if (isConflict(failure)) {
+                        break; // process retries the transaction
+                    }
+                    settled = recordFailure(c, s, fp, failure);
+                    outcomes.add(settled);
                 }
-                clean = true;
-            } finally {
-                if (!clean) {
-                    InboxCore.rollbackQuietly(c);
+                if (!more.test(settled)) {
+                    break;
                 }
-                if (autoCommit) {
-                    InboxCore.restoreAutoCommit(c);
-                }
+            }
+            if (open != null) {
+                tx.commit();
+                outcomes.add(core.report(open));
+            } else {
+                tx.rollback(); // what a failed round trip left open, if anything
             }
         } catch (SQLException | RuntimeException e) {
             // The rest is left to process, which meets the failure again and reports it.
         }
         return outcomes;
+    }
+
+    /** A first delivery's handler run, in its transaction on {@code c}: its result, or what it threw. */
+    private byte @Nullable [] handled(Connection c, Scope s, InboundMessage message, Handler handler)
+            throws Exception {
+        byte[] result = handler.handle(c, message);
+        Transactions.requireNotAborted(c, core.what("process", s));
+        return result;
+    }
+
+    /** Stores a handler's result in its transaction; a result over {@code maxPayloadBytes} is refused first. */
+    private void saveResult(Connection c, Scope s, byte @Nullable [] result) throws SQLException {
+        core.checkResult(s, result);
+        if (result != null) {
+            store.storeResult(c, s, result);
+        }
     }
 
     Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error) {

@@ -5,11 +5,11 @@ import io.txbox.Texts;
 import io.txbox.TxboxException;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Args;
-import io.txbox.internal.Connections;
 import io.txbox.internal.KeyLogs;
 import io.txbox.internal.KeyRules;
 import io.txbox.internal.MissingTables;
 import io.txbox.internal.SqlErrors;
+import io.txbox.internal.TransactionFrame;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -128,20 +128,7 @@ final class InboxCore {
     /** As {@link #inOwnTransaction(DataSource, String, SqlWork)}, on a connection with no transaction open. */
     <T> T inOwnTransaction(Connection c, String what, SqlWork<T> work) {
         try {
-            if (c.getAutoCommit()) {
-                return work.run(c);
-            }
-            boolean done = false;
-            try {
-                T result = work.run(c);
-                c.commit();
-                done = true;
-                return result;
-            } finally {
-                if (!done) {
-                    rollbackQuietly(c);
-                }
-            }
+            return c.getAutoCommit() ? work.run(c) : TransactionFrame.commit(c, InboxCore::cleanupFailed, work::run);
         } catch (SQLException e) {
             throw translate(what, e);
         }
@@ -186,27 +173,10 @@ final class InboxCore {
     }
 
     private <T> T attempt(Connection c, SqlWork<T> work) throws SQLException {
-        boolean autoCommit = c.getAutoCommit();
-        if (autoCommit && store.writesInOneStatement(c)) {
+        if (c.getAutoCommit() && store.writesInOneStatement(c)) {
             return work.run(c); // one statement: a conflict commits nothing, so it is retried whole
         }
-        boolean done = false;
-        try {
-            if (autoCommit) {
-                c.setAutoCommit(false);
-            }
-            T result = work.run(c);
-            c.commit();
-            done = true;
-            return result;
-        } finally {
-            if (!done) {
-                rollbackQuietly(c);
-            }
-            if (autoCommit) {
-                restoreAutoCommit(c);
-            }
-        }
+        return TransactionFrame.commit(c, InboxCore::cleanupFailed, work::run);
     }
 
     /** A serialization failure or deadlock (SQL states 40001, 40P01): the transaction may run again. */
@@ -216,18 +186,13 @@ final class InboxCore {
         return "40001".equals(state) || "40P01".equals(state);
     }
 
-    static void rollbackQuietly(Connection c) {
-        SQLException e = Connections.rollbackQuietly(c);
-        if (e != null) {
-            log.debug("rollback failed: {}", e.toString());
-        }
+    /** Opens the frame of a transaction the inbox runs on {@code c} ({@link TransactionFrame}). */
+    static TransactionFrame begin(Connection c) throws SQLException {
+        return TransactionFrame.begin(c, InboxCore::cleanupFailed);
     }
 
-    static void restoreAutoCommit(Connection c) {
-        SQLException e = Connections.restoreAutoCommit(c);
-        if (e != null) {
-            log.debug("restoring auto-commit failed: {}", e.toString());
-        }
+    private static void cleanupFailed(String step, SQLException e) {
+        log.debug("{} failed: {}", step, e.toString());
     }
 
     // ---- listener and logs ----

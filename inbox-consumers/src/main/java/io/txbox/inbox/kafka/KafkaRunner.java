@@ -1,7 +1,7 @@
 package io.txbox.inbox.kafka;
 
-import io.txbox.inbox.consumer.ConsumerListener;
 import io.txbox.inbox.consumer.DeadLetterHeaders;
+import io.txbox.inbox.consumer.internal.ConsumerRunner;
 import io.txbox.inbox.consumer.internal.Decision;
 import io.txbox.inbox.consumer.internal.Delivery;
 import io.txbox.inbox.consumer.internal.DeliveryProcessor;
@@ -39,13 +39,11 @@ import org.slf4j.LoggerFactory;
  * The poll loop. All Kafka calls happen on its one thread (KafkaConsumer is not thread-safe);
  * other threads only flip {@link #stopping}.
  */
-final class KafkaRunner implements KafkaInboxConsumer {
+final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
     private static final Logger log = LoggerFactory.getLogger(KafkaRunner.class);
     private static final Duration DEAD_LETTER_SEND_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
-    private final DeliveryProcessor processor;
-    private final ConsumerListener listener;
     private final List<String> topics;
     private final @Nullable String deadLetterTopic;
     private final Duration pollTimeout;
@@ -56,7 +54,6 @@ final class KafkaRunner implements KafkaInboxConsumer {
     private @Nullable Thread thread;
     private volatile boolean started;
     private volatile boolean stopping;
-    private volatile boolean running;
     // Set when close() gave up waiting: the loop must then leave without committing.
     private volatile boolean abandoned;
 
@@ -72,8 +69,7 @@ final class KafkaRunner implements KafkaInboxConsumer {
 
     KafkaRunner(DeliveryProcessor processor, List<String> topics, @Nullable String deadLetterTopic,
             Duration pollTimeout, Map<String, Object> consumerConfig, Map<String, Object> producerConfig) {
-        this.processor = processor;
-        this.listener = processor.listener();
+        super(processor);
         this.topics = topics;
         this.deadLetterTopic = deadLetterTopic;
         this.pollTimeout = pollTimeout;
@@ -85,14 +81,14 @@ final class KafkaRunner implements KafkaInboxConsumer {
     public void start() {
         synchronized (lifecycle) {
             if (started) {
-                throw new IllegalStateException("[" + consumer() + "] already started");
+                throw alreadyStarted();
             }
             started = true;
             running = true;
             Thread t = new Thread(this::run, "txbox-kafka-" + consumer());
             thread = t;
             t.start();
-            processor.startParked();
+            startParked();
         }
     }
 
@@ -104,7 +100,7 @@ final class KafkaRunner implements KafkaInboxConsumer {
             stopping = true;
             t = thread;
         }
-        processor.stopParked();
+        stopParked();
         if (t == null || t == Thread.currentThread()) {
             return;
         }
@@ -119,31 +115,6 @@ final class KafkaRunner implements KafkaInboxConsumer {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    @Override
-    public boolean isRunning() {
-        return running;
-    }
-
-    @Override
-    public io.txbox.inbox.ParkedKeys parkedKeys() {
-        return processor.parkedKeys();
-    }
-
-    @Override
-    public io.txbox.inbox.Resolution retryParked(String orderingKey) {
-        return processor.resolveParked(orderingKey, false);
-    }
-
-    @Override
-    public io.txbox.inbox.Resolution skipParked(String orderingKey) {
-        return processor.resolveParked(orderingKey, true);
-    }
-
-    @Override
-    public String consumer() {
-        return processor.consumer();
     }
 
     private void run() {

@@ -1,7 +1,6 @@
 package io.txbox.inbox.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
@@ -12,8 +11,7 @@ import com.rabbitmq.client.Recoverable;
 import com.rabbitmq.client.RecoveryListener;
 import com.rabbitmq.client.ShutdownSignalException;
 import io.txbox.RetryableException;
-import io.txbox.inbox.consumer.ConsumerListener;
-import io.txbox.inbox.consumer.DeadLetterHeaders;
+import io.txbox.inbox.consumer.internal.ConsumerRunner;
 import io.txbox.inbox.consumer.internal.Decision;
 import io.txbox.inbox.consumer.internal.Delivery;
 import io.txbox.inbox.consumer.internal.DeliveryProcessor;
@@ -43,28 +41,24 @@ import org.slf4j.LoggerFactory;
  * channel that runs whatever has arrived. Delayed nacks run on a scheduler thread; acks and
  * nacks are single frames, which the client serializes per channel.
  */
-final class RabbitRunner implements RabbitInboxConsumer {
+final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
     private static final Logger log = LoggerFactory.getLogger(RabbitRunner.class);
-    private static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(30);
     /** How often an idle batch worker looks up from its queue. */
     private static final Duration WORKER_POLL = Duration.ofMillis(200);
 
-    private final DeliveryProcessor processor;
-    private final ConsumerListener listener;
     private final ConnectionFactory factory;
     private final String queue;
     private final int prefetch;
     private final int concurrency;
-    private final String deadLetterExchange;
     // The header a parking consumer reads the ordering key from; null: the routing key.
     private final @Nullable String orderingKeyHeader;
     private final boolean declareDeadLetterTopology;
+    private final RabbitDeadLetters deadLetters;
 
     private final Object lock = new Object();
     private boolean started;
     private volatile boolean closing;
     private int inFlight;
-    private volatile boolean running;
     private @Nullable Connection connection;
     private @Nullable ExecutorService executor;
     /** One worker per channel when batching or chaining, else {@code null}. */
@@ -74,9 +68,6 @@ final class RabbitRunner implements RabbitInboxConsumer {
     private @Nullable ScheduledThreadPoolExecutor scheduler;
     private final List<ConsumerChannel> consumers = new ArrayList<>();
 
-    private final Object publishLock = new Object();
-    private @Nullable Channel publishChannel;
-    private volatile boolean returned;
     /** Nacks scheduled and not yet sent, on any channel: while there are some, acks go one by one. */
     private final AtomicInteger pendingNacks = new AtomicInteger();
 
@@ -84,15 +75,14 @@ final class RabbitRunner implements RabbitInboxConsumer {
     RabbitRunner(DeliveryProcessor processor, ConnectionFactory factory, String queue, int prefetch,
             int concurrency, String deadLetterExchange, boolean declareDeadLetterTopology,
             @Nullable String orderingKeyHeader) {
+        super(processor);
         this.orderingKeyHeader = orderingKeyHeader;
-        this.processor = processor;
-        this.listener = processor.listener();
         this.factory = factory;
         this.queue = queue;
         this.prefetch = prefetch;
         this.concurrency = concurrency;
-        this.deadLetterExchange = deadLetterExchange;
         this.declareDeadLetterTopology = declareDeadLetterTopology;
+        this.deadLetters = new RabbitDeadLetters(processor.consumer(), queue, deadLetterExchange);
     }
 
     /**
@@ -105,7 +95,7 @@ final class RabbitRunner implements RabbitInboxConsumer {
     public void start() {
         synchronized (lock) {
             if (started) {
-                throw new IllegalStateException("[" + consumer() + "] already started");
+                throw alreadyStarted();
             }
             started = true;
             executor = Executors.newFixedThreadPool(concurrency, threads("txbox-rabbit-" + consumer() + "-"));
@@ -136,16 +126,7 @@ final class RabbitRunner implements RabbitInboxConsumer {
                         }
                     });
                 }
-                Channel pub = c.createChannel();
-                pub.confirmSelect();
-                // A mandatory dead letter that no queue takes comes back before its confirm.
-                pub.addReturnListener(r -> returned = true);
-                if (declareDeadLetterTopology) {
-                    pub.exchangeDeclare(deadLetterExchange, BuiltinExchangeType.DIRECT, true);
-                    pub.queueDeclare(queue + DEAD_LETTER_QUEUE_SUFFIX, true, false, false, null);
-                    pub.queueBind(queue + DEAD_LETTER_QUEUE_SUFFIX, deadLetterExchange, queue);
-                }
-                publishChannel = pub;
+                deadLetters.open(c, declareDeadLetterTopology);
                 for (int i = 0; i < concurrency; i++) {
                     Channel ch = c.createChannel();
                     ch.basicQos(prefetch);
@@ -160,7 +141,7 @@ final class RabbitRunner implements RabbitInboxConsumer {
                     consumers.add(consumer);
                 }
                 running = true;
-                processor.startParked();
+                startParked();
                 log.info("[{}] consuming {} with {} channel(s), prefetch {}", consumer(), queue, concurrency, prefetch);
             } catch (IOException | TimeoutException | RuntimeException e) {
                 shutdownResources();
@@ -177,7 +158,7 @@ final class RabbitRunner implements RabbitInboxConsumer {
             }
             closing = true;
             started = true;
-            processor.stopParked();
+            stopParked();
             if (connection == null) {
                 shutdownResources();
                 return;
@@ -239,31 +220,6 @@ final class RabbitRunner implements RabbitInboxConsumer {
             e.shutdown();
         }
         running = false;
-    }
-
-    @Override
-    public boolean isRunning() {
-        return running;
-    }
-
-    @Override
-    public io.txbox.inbox.ParkedKeys parkedKeys() {
-        return processor.parkedKeys();
-    }
-
-    @Override
-    public io.txbox.inbox.Resolution retryParked(String orderingKey) {
-        return processor.resolveParked(orderingKey, false);
-    }
-
-    @Override
-    public io.txbox.inbox.Resolution skipParked(String orderingKey) {
-        return processor.resolveParked(orderingKey, true);
-    }
-
-    @Override
-    public String consumer() {
-        return processor.consumer();
     }
 
     private void onShutdown(ShutdownSignalException cause) {
@@ -367,7 +323,7 @@ final class RabbitRunner implements RabbitInboxConsumer {
             nackLater(channel, r.tag(), delivery.coordinates(), retry.delay());
         } else if (decision instanceof Decision.DeadLetter dead) {
             try {
-                deadLetter(r.envelope(), r.props(), r.body(), dead.reason());
+                deadLetters.publish(r.envelope(), r.props(), r.body(), dead.reason());
             } catch (IOException | TimeoutException | InterruptedException | RuntimeException e) {
                 if (e instanceof InterruptedException) {
                     Thread.currentThread().interrupt();
@@ -375,35 +331,8 @@ final class RabbitRunner implements RabbitInboxConsumer {
                 nackLater(channel, r.tag(), delivery.coordinates(), processor.deadLetterFailed(delivery, e));
                 return;
             }
-            processor.deadLettered(delivery, "exchange " + deadLetterExchange, dead.reason());
+            processor.deadLettered(delivery, deadLetters.destination(), dead.reason());
             ack(channel, r.tag(), delivery.coordinates());
-        }
-    }
-
-    private void deadLetter(Envelope envelope, AMQP.BasicProperties props, byte[] body, String reason)
-            throws IOException, TimeoutException, InterruptedException {
-        Map<String, Object> headers = new LinkedHashMap<>();
-        if (props.getHeaders() != null) {
-            headers.putAll(props.getHeaders());
-        }
-        headers.put(DeadLetterHeaders.REASON, reason);
-        headers.put(DeadLetterHeaders.CONSUMER, consumer());
-        headers.put(DeadLetterHeaders.ORIGINAL_EXCHANGE, envelope.getExchange());
-        headers.put(DeadLetterHeaders.ORIGINAL_ROUTING_KEY, envelope.getRoutingKey());
-        headers.put(DeadLetterHeaders.ORIGINAL_QUEUE, queue);
-        AMQP.BasicProperties out = props.builder().headers(headers).deliveryMode(2).build();
-        synchronized (publishLock) {
-            Channel pub = publishChannel;
-            if (pub == null) {
-                throw new IOException("no publishing channel");
-            }
-            returned = false;
-            pub.basicPublish(deadLetterExchange, queue, true, out, body);
-            pub.waitForConfirmsOrDie(CONFIRM_TIMEOUT.toMillis());
-            if (returned) {
-                throw new IOException("dead letter unroutable: no queue bound to exchange " + deadLetterExchange
-                        + " with routing key " + queue);
-            }
         }
     }
 

@@ -7,7 +7,7 @@ import io.txbox.inbox.Claim;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.http.HttpIdempotency.TransactionalRequestHandler;
-import io.txbox.internal.Connections;
+import io.txbox.internal.TransactionFrame;
 import io.txbox.internal.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -44,20 +44,10 @@ final class TransactionalForm {
         HttpResponseData answer;
         boolean release = true;
         String what = claim == null ? request.method() + " " + request.path() : "key " + Texts.quote(claim.key());
-        try (Connection tx = ds.getConnection()) {
-            boolean autoCommit = tx.getAutoCommit();
-            tx.setAutoCommit(false);
-            try {
-                answer = runAndComplete(handler, request, claim, tx);
-                release = answer.status() >= 500;
-            } finally {
-                if (autoCommit) {
-                    SQLException e = Connections.restoreAutoCommit(tx);
-                    if (e != null) {
-                        log.debug("{} - cannot restore auto-commit: {}", responses.consumer(), e.toString());
-                    }
-                }
-            }
+        try (Connection tx = ds.getConnection();
+                TransactionFrame frame = TransactionFrame.begin(tx, this::cleanupFailed)) {
+            answer = runAndComplete(handler, request, claim, tx, frame);
+            release = answer.status() >= 500;
         } catch (SQLException e) {
             // No connection, or the commit failed: rolled back, or (a lost connection during
             // the commit) unknown. Releasing is safe either way: it is fenced, and a commit that
@@ -72,53 +62,50 @@ final class TransactionalForm {
         return answer;
     }
 
-    /** Runs the handler on {@code tx} and ends {@code tx}; 5xx answers roll back. */
+    /** Runs the handler on {@code tx} and ends it through {@code frame}; 5xx answers roll back. */
     private HttpResponseData runAndComplete(TransactionalRequestHandler handler, HttpRequestData request,
-            @Nullable Claim claim, Connection tx) throws SQLException {
+            @Nullable Claim claim, Connection tx, TransactionFrame frame) throws SQLException {
         HttpResponseData response;
         try {
             response = Objects.requireNonNull(handler.handle(tx, request), "the request handler returned null");
             Transactions.requireNotAborted(tx, "request " + request.method() + " " + request.path());
         } catch (Exception e) {
-            rollbackQuietly(tx);
+            frame.rollbackQuietly();
             return responses.failed(request, e);
         }
         if (response.status() >= 500) {
             // Not stored, per the draft, and its writes undone: the client may retry and run it again.
-            rollbackQuietly(tx);
+            frame.rollbackQuietly();
             return response;
         }
         if (claim != null) {
             try {
                 inbox.complete(tx, claim, response.status(), responses.replayed(response.headers()), response.body());
             } catch (LeaseLostException e) {
-                rollbackQuietly(tx);
+                frame.rollbackQuietly();
                 log.warn("{} - key {} was taken over by a retry while this request ran (longer than the lease); "
                         + "its writes are rolled back", responses.consumer(), Texts.quote(claim.key()));
                 return Problems.problem(409, "Conflict", "The request with the " + responses.headerName() + " "
                         + Texts.quote(claim.key()) + " ran longer than allowed and was taken over by a retry; "
                         + "this run had no effect. Retry to get the response.");
             } catch (InvalidInputException e) {
-                rollbackQuietly(tx);
+                frame.rollbackQuietly();
                 log.error("{} - response for key {} cannot be stored, the request is rolled back: {}",
                         responses.consumer(), Texts.quote(claim.key()), e.getMessage());
                 return Problems.problem(500, "Internal Server Error", "The response could not be recorded; "
                         + "the request had no effect.");
             } catch (TxboxException e) {
-                rollbackQuietly(tx);
+                frame.rollbackQuietly();
                 log.error("{} - response for key {} not stored, the request is rolled back: {}",
                         responses.consumer(), Texts.quote(claim.key()), e.toString());
                 return responses.unavailable("The request could not be recorded; it had no effect.");
             }
         }
-        tx.commit();
+        frame.commit();
         return response;
     }
 
-    private void rollbackQuietly(Connection tx) {
-        SQLException e = Connections.rollbackQuietly(tx);
-        if (e != null) {
-            log.warn("{} - rollback failed: {}", responses.consumer(), e.toString());
-        }
+    private void cleanupFailed(String step, SQLException e) {
+        log.warn("{} - {} failed: {}", responses.consumer(), step, e.toString());
     }
 }

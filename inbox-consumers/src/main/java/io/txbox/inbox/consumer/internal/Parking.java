@@ -7,7 +7,6 @@ import io.txbox.inbox.ParkedKeys;
 import io.txbox.inbox.Resolution;
 import io.txbox.internal.KeyLogs;
 import io.txbox.internal.KeyRules;
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -91,10 +90,6 @@ final class Parking {
         }
     }
 
-    static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
     /**
      * Wraps {@code handler} for one call of the inbox: a message whose ordering key is parked is
      * parked (in the receiving transaction) and not run. {@code orderingKeys} maps each message
@@ -147,11 +142,6 @@ final class Parking {
         keys.parkDead(orderingKey, message, reason);
     }
 
-    /** Two-phase: parks the claimed message if its key is parked (the caller releases the claim). */
-    boolean parkIfParked(String orderingKey, InboundMessage message) {
-        return keys.parkIfParked(orderingKey, message);
-    }
-
     /**
      * Starts looking for requested resolutions every poll interval, each carried out as
      * {@link #resolve} does, and tells {@code listener} the parked keys' stats after each look.
@@ -187,9 +177,5 @@ final class Parking {
             poller.shutdownNow();
             poller = null;
         }
-    }
-
-    String consumer() {
-        return consumer;
     }
 }
