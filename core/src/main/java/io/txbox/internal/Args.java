@@ -2,8 +2,10 @@ package io.txbox.internal;
 
 import io.txbox.ConfigException;
 import io.txbox.InvalidInputException;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
-/** The one home for null checks on public entry points: each message names what was null. */
+/** The one home for argument checks on public entry points: each message names what was wrong and the value. */
 public final class Args {
     private Args() {}
 
@@ -22,6 +24,33 @@ public final class Args {
     public static <T> T configured(T value, String property) {
         if (value == null) {
             throw new ConfigException(property + " must not be null");
+        }
+        return value;
+    }
+
+    /** Returns {@code value}, or throws {@link ConfigException} naming the builder property when it is below {@code min}. */
+    public static int atLeast(int value, int min, String property) {
+        if (value < min) {
+            throw new ConfigException(property + " must be at least " + min + ", but was " + value);
+        }
+        return value;
+    }
+
+    /** Returns {@code value}, or throws {@link ConfigException} naming the builder property when it is outside [min, max]. */
+    public static int between(int value, int min, int max, String property) {
+        if (value < min || value > max) {
+            throw new ConfigException(property + " must be between " + min + " and " + max + ", but was " + value);
+        }
+        return value;
+    }
+
+    /** Returns {@code value}, or throws {@link ConfigException} naming the builder property when it is null or outside [min, max]. */
+    public static Duration between(@Nullable Duration value, Duration min, Duration max, String property) {
+        if (value == null) {
+            throw new ConfigException(property + " must not be null");
+        }
+        if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new ConfigException(property + " must be between " + min + " and " + max + ", but was " + value);
         }
         return value;
     }

@@ -1,6 +1,7 @@
 package io.txbox.dynamodb;
 
 import io.txbox.ConfigException;
+import io.txbox.internal.Args;
 import io.txbox.InvalidInputException;
 import io.txbox.RetryableException;
 import io.txbox.TxboxException;
@@ -240,7 +241,7 @@ public interface DynamoStore extends TwoPhaseStore {
 
         /** Lease length, measured by the {@link #clock}; default 30 s. Between 1 ms and 1 day. */
         public Builder lease(Duration lease) {
-            this.lease = Durations.between("lease", lease, Duration.ofMillis(1), Duration.ofDays(1));
+            this.lease = Args.between(lease, Duration.ofMillis(1), Duration.ofDays(1), "lease");
             return this;
         }
 
@@ -249,8 +250,8 @@ public interface DynamoStore extends TwoPhaseStore {
          * its end; default 2 s. Between 0 and 10 minutes. See the interface's "Time" section.
          */
         public Builder clockSkewMargin(Duration clockSkewMargin) {
-            this.clockSkewMargin = Durations.between("clockSkewMargin", clockSkewMargin, Duration.ZERO,
-                    Duration.ofMinutes(10));
+            this.clockSkewMargin = Args.between(clockSkewMargin, Duration.ZERO,
+                    Duration.ofMinutes(10), "clockSkewMargin");
             return this;
         }
 
@@ -260,7 +261,7 @@ public interface DynamoStore extends TwoPhaseStore {
          * 365 days. DEAD entries do not expire.
          */
         public Builder retention(Duration retention) {
-            this.retention = Durations.between("retention", retention, Duration.ofSeconds(1), Duration.ofDays(365));
+            this.retention = Args.between(retention, Duration.ofSeconds(1), Duration.ofDays(365), "retention");
             return this;
         }
 

@@ -39,14 +39,6 @@ import org.jspecify.annotations.Nullable;
  * {@link #twoPhase(DataSource)} offers this mode as a {@link TwoPhaseStore}, the interface a
  * Redis store implements too, for code that should run on either (the HTTP helper).
  *
- * <h2>Databases</h2>
- * PostgreSQL, MariaDB 10.6+ and MySQL 8.0+. Building an inbox needs no connection: the first
- * call reads which database its connection talks to and the inbox keeps that database's SQL, so
- * one inbox serves one database (a database it does not support is refused with
- * {@link ConfigException} naming what it found and what it needs). The guarantees are the same
- * on each; where the databases differ (isolation levels, how {@link #storeResult} knows the
- * transaction), the method says so.
- *
  * <p>Do not mix the modes for one consumer. Implementations are immutable and thread-safe.
  * Every call that takes a {@link Connection} runs on it and never commits, rolls back or
  * closes it, and refuses a connection in auto-commit mode with {@link IllegalStateException}
@@ -56,19 +48,8 @@ import org.jspecify.annotations.Nullable;
  * (where none is marked {@code @Nullable}) is refused with {@link InvalidInputException}
  * naming the parameter, before any database work.
  *
- * <h2>Spring transactions</h2>
- * With {@code spring-tx} on the classpath, and without the starter, the calls that would split a
- * Spring transaction's commit refuse with {@link IllegalStateException} before any database work:
- * {@link #process} and {@link #processChained} inside an active Spring transaction (they commit
- * the entry and the handler's work apart from it, so an outer rollback would leave the entry
- * completed and the work undone), and every call that takes a {@link DataSource}, given a
- * {@code TransactionAwareDataSourceProxy} inside an active Spring transaction (its commit would
- * commit the Spring transaction halfway). Run the work in the Spring transaction instead:
- * {@code TxboxTemplate.process} (txbox-spring-boot-starter), or {@link #receive} on the
- * Spring-managed connection ({@code DataSourceUtils.getConnection}). The two-phase calls and
- * {@link #recordFailure} on a plain {@link DataSource} still commit on their own inside a
- * Spring transaction, as documented. Without {@code spring-tx} nothing of Spring is loaded and
- * the checks cost nothing.
+ * <p>Which databases, and how the calls behave inside a Spring transaction: see the
+ * {@linkplain io.txbox.inbox package documentation}.
  */
 public interface Inbox {
     /** Default {@link Builder#maxAttempts}: {@value}. */
@@ -421,10 +402,7 @@ public interface Inbox {
          * failure and never brings an entry closer to DEAD, however often it happens.
          */
         public Builder maxAttempts(int maxAttempts) {
-            if (maxAttempts < 1) {
-                throw new ConfigException("maxAttempts must be at least 1, but was " + maxAttempts);
-            }
-            this.maxAttempts = maxAttempts;
+            this.maxAttempts = Args.atLeast(maxAttempts, 1, "maxAttempts");
             return this;
         }
 
@@ -486,10 +464,7 @@ public interface Inbox {
          * 0 to 100.
          */
         public Builder transactionRetries(int transactionRetries) {
-            if (transactionRetries < 0 || transactionRetries > 100) {
-                throw new ConfigException("transactionRetries must be between 0 and 100, but was " + transactionRetries);
-            }
-            this.transactionRetries = transactionRetries;
+            this.transactionRetries = Args.between(transactionRetries, 0, 100, "transactionRetries");
             return this;
         }
 
@@ -518,6 +493,5 @@ public interface Inbox {
         public Inbox build() {
             return new InboxImpl(this);
         }
-
     }
 }

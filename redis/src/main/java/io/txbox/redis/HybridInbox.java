@@ -1,6 +1,7 @@
 package io.txbox.redis;
 
 import io.txbox.ConfigException;
+import io.txbox.internal.Args;
 import io.txbox.inbox.Inbox;
 import java.time.Clock;
 import java.time.Duration;
@@ -143,8 +144,8 @@ public interface HybridInbox extends Inbox, AutoCloseable {
          * default 250 ms. Between 1 ms and 10 s.
          */
         public Builder commandTimeout(Duration commandTimeout) {
-            this.commandTimeout = Durations.between("commandTimeout", commandTimeout, Duration.ofMillis(1),
-                    Duration.ofSeconds(10));
+            this.commandTimeout = Args.between(commandTimeout, Duration.ofMillis(1),
+                    Duration.ofSeconds(10), "commandTimeout");
             return this;
         }
 
@@ -153,7 +154,7 @@ public interface HybridInbox extends Inbox, AutoCloseable {
          * answered IN_FLIGHT; default 30 s. Keep it at most the inbox's lease. Between 1 ms and 1 day.
          */
         public Builder inFlightTtl(Duration inFlightTtl) {
-            this.inFlightTtl = Durations.between("inFlightTtl", inFlightTtl, Duration.ofMillis(1), Duration.ofDays(1));
+            this.inFlightTtl = Args.between(inFlightTtl, Duration.ofMillis(1), Duration.ofDays(1), "inFlightTtl");
             return this;
         }
 
@@ -162,7 +163,7 @@ public interface HybridInbox extends Inbox, AutoCloseable {
          * inbox's retention. Between 1 second and 30 days.
          */
         public Builder cacheTtl(Duration cacheTtl) {
-            this.cacheTtl = Durations.between("cacheTtl", cacheTtl, Duration.ofSeconds(1), Duration.ofDays(30));
+            this.cacheTtl = Args.between(cacheTtl, Duration.ofSeconds(1), Duration.ofDays(30), "cacheTtl");
             return this;
         }
 
@@ -202,7 +203,7 @@ public interface HybridInbox extends Inbox, AutoCloseable {
 
         /** How long an open breaker skips Redis before one probe; default 5 s. Between 1 ms and 1 hour. */
         public Builder openFor(Duration openFor) {
-            this.openFor = Durations.between("openFor", openFor, Duration.ofMillis(1), Duration.ofHours(1));
+            this.openFor = Args.between(openFor, Duration.ofMillis(1), Duration.ofHours(1), "openFor");
             return this;
         }
 

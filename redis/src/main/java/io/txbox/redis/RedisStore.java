@@ -1,6 +1,7 @@
 package io.txbox.redis;
 
 import io.txbox.ConfigException;
+import io.txbox.internal.Args;
 import io.txbox.InvalidInputException;
 import io.txbox.TxboxException;
 import io.txbox.inbox.Claim;
@@ -181,8 +182,8 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
 
         /** How long one Redis call may take before it fails; default 2 s. Between 1 ms and 1 minute. */
         public Builder commandTimeout(Duration commandTimeout) {
-            this.commandTimeout = Durations.between("commandTimeout", commandTimeout, Duration.ofMillis(1),
-                    Duration.ofMinutes(1));
+            this.commandTimeout = Args.between(commandTimeout, Duration.ofMillis(1),
+                    Duration.ofMinutes(1), "commandTimeout");
             return this;
         }
 
@@ -197,7 +198,7 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
 
         /** Lease length, measured by the Redis server's clock; default 30 s. Between 1 ms and 1 day. */
         public Builder lease(Duration lease) {
-            this.lease = Durations.between("lease", lease, Duration.ofMillis(1), Duration.ofDays(1));
+            this.lease = Args.between(lease, Duration.ofMillis(1), Duration.ofDays(1), "lease");
             return this;
         }
 
@@ -208,7 +209,7 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
          * second and 365 days.
          */
         public Builder retention(Duration retention) {
-            this.retention = Durations.between("retention", retention, Duration.ofSeconds(1), Duration.ofDays(365));
+            this.retention = Args.between(retention, Duration.ofSeconds(1), Duration.ofDays(365), "retention");
             return this;
         }
 
