@@ -6,22 +6,27 @@ import io.txbox.relay.Relay;
 import io.txbox.testkit.KeyOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
-import javax.sql.DataSource;
 
 /**
  * cdc-kafka: the same writers through the polling relay and through change data capture, end to
  * end, in one run. The writers are relay-kafka's concurrent mode ({@code --rows}, {@code
  * --writers} threads, {@code --tx-size} rows per transaction, paced to {@code --rate} if set), each
- * routing key written by one thread so that its order is defined. First pass: the outbox polled by
- * an in-process relay ({@link RelayRun}'s settings). Second pass: the outbox in CDC mode, read by
- * Debezium's embedded engine (PostgreSQL connector, pgoutput) with txbox's router in a JVM of its
- * own ({@link EngineChild}). A consumer reads every record back while the writers run; a pass's
- * figure is rows / time from its first write to the arrival of its last new step key.
- * {@code cdc_to_poll} is the CDC rate over the polling one. The oracle: every step key arrives, in
- * per-key order ({@link KeyOrder}), and duplicates are counted.
+ * routing key written by one thread so that its order is defined. A polling pass runs an
+ * in-process relay ({@link RelayRun}'s settings) on the plain outbox. A CDC pass runs the outbox in
+ * CDC mode, read by Debezium's embedded engine (PostgreSQL connector, pgoutput) with txbox's
+ * router in a JVM of its own ({@link EngineChild}), started for the pass: a polling pass runs
+ * without it. Each of {@code --rounds} runs both passes, the order swapped every other round so
+ * that a drifting machine favours neither. A consumer reads every record back while the writers
+ * run; a pass's figure is rows / time from its first write to the arrival of its last new step
+ * key, {@code cdc_to_poll} the CDC rate over the polling one (all rounds). Also per pass: the CPU
+ * of the database sessions per 1,000 messages (the writers', and the relay's or the engine's
+ * walsender), and {@code db_cpu_ratio}. The oracle: every step key arrives, in per-key order
+ * ({@link KeyOrder}), and duplicates are counted.
  */
 final class CdcThroughput extends Scenario {
     /** Routing keys: relay-kafka's 1,000, so that rows spread over every lane and partition. */
@@ -35,12 +40,22 @@ final class CdcThroughput extends Scenario {
     private int txSize;
     private double rate;
     private long warmupRows;
+    private int rounds;
     private RelayRun relayRun;
     private long lost = -1;
     private long violations = -1;
+    private HikariDataSource writerPool;
+    private HikariDataSource relayPool;
+    private byte[] payload;
+    private String base;
 
-    /** One pass: end-to-end rate, the writers' rate, and what the reader found. */
-    private record Pass(double msgsPerSec, double writeRate, double seconds, KafkaAdmin.ReadBack back, KeyOrder order) {}
+    /** One pass: end-to-end rate, the writers' rate, what the reader found, and the database sessions' CPU seconds. */
+    private record Pass(boolean cdc, double msgsPerSec, double writeRate, double seconds, KafkaAdmin.ReadBack back,
+            KeyOrder order, double dbCpu) {
+        double dbCpuMsPer1000(long rows) {
+            return dbCpu * 1000 / (rows / 1000.0);
+        }
+    }
 
     @Override
     void configure(Options o) {
@@ -52,7 +67,11 @@ final class CdcThroughput extends Scenario {
         }
         txSize = o.intValue("tx-size", 10, "messages per writer transaction");
         rate = o.doubleValue("rate", 0, "writers' total messages per second, 0 = as fast as they can");
-        warmupRows = o.longValue("warmup-rows", 20_000, "messages through each path before its measured pass");
+        warmupRows = o.longValue("warmup-rows", 20_000, "messages through each path before each measured pass");
+        rounds = o.intValue("rounds", 2, "rounds of one polling and one CDC pass (every other round CDC first)");
+        if (rounds < 1) {
+            throw new Options.UsageException("--rounds must be at least 1, but was " + rounds);
+        }
         relayRun = new RelayRun(o);
     }
 
@@ -63,85 +82,135 @@ final class CdcThroughput extends Scenario {
 
     @Override
     void run() throws Exception {
-        HikariDataSource writerPool = env.pool("writers", writers);
-        HikariDataSource relayPool = env.pool("relay", relayRun.workers + 1);
-        byte[] payload = payload(payloadSize);
-        String base = "bench-cdc-" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 30, 1L << 31), 36);
-        String[] topics = {base + "-poll-warm", base + "-poll", base + "-cdc-warm", base + "-cdc"};
-        for (String t : topics) {
-            env.createTopic(t, 4);
-        }
-        log("%,d messages of %d B per pass, %d writers x %d per transaction%s", rows, payloadSize, writers, txSize,
-                rate > 0 ? String.format(", paced to %,.0f/s", rate) : "");
-
-        Outbox polling = Outbox.builder().tables(env.tables).build();
-        Relay.Builder b = relayRun.builder(relayPool, env.tables, "bench-relay").wakeOn(polling);
-        for (String t : new String[] {topics[0], topics[1]}) {
-            b.route(t, Destination.kafkaRoute(env.kafkaBootstrap(), t, relayRun.producer, relayRun.strictFencing));
-        }
-        Pass poll;
-        try (Relay relay = b.build()) {
-            relay.start();
-            warmup("polling relay", writerPool, polling, topics[0], payload);
-            poll = pass("polling relay", writerPool, polling, topics[1], 0, payload);
+        writerPool = env.pool("writers", writers);
+        relayPool = env.pool("relay", relayRun.workers + 1);
+        payload = payload(payloadSize);
+        base = Long.toString(ThreadLocalRandom.current().nextLong(1L << 30, 1L << 31), 36);
+        log("%,d messages of %d B per pass, %d writers x %d per transaction%s, %d rounds", rows, payloadSize, writers,
+                txSize, rate > 0 ? String.format(", paced to %,.0f/s", rate) : "", rounds);
+        List<Pass> passes = new ArrayList<>();
+        for (int round = 0; round < rounds; round++) {
+            boolean cdcFirst = round % 2 == 1;
+            for (boolean cdc : new boolean[] {cdcFirst, !cdcFirst}) {
+                passes.add(cdc ? cdcPass(passes.size()) : pollPass(passes.size()));
+            }
         }
         long left = RelayRun.outboxRows(env);
 
-        Outbox capturing = Outbox.builder().tables(env.tables).changeDataCapture().build();
-        Pass cdc;
-        long t0 = System.nanoTime();
-        // the slot, publication and topic prefix: lower case, unique per run
-        try (EngineChild engine = EngineChild.start(env, "txbox_bench_" + base.substring("bench-cdc-".length()))) {
-            double readyS = (System.nanoTime() - t0) / 1e9;
-            log("Debezium engine streaming after %.1f s", readyS);
-            report.figure("engine_ready_s", Report.round(readyS, 1), "s");
-            warmup("Debezium", writerPool, capturing, topics[2], payload);
-            cdc = pass("Debezium", writerPool, capturing, topics[3], rows, payload);
+        double pollRate = rate(passes, false);
+        double cdcRate = rate(passes, true);
+        double pollDb = passes.stream().filter(p -> !p.cdc()).mapToDouble(Pass::dbCpu).sum();
+        double cdcDb = passes.stream().filter(Pass::cdc).mapToDouble(Pass::dbCpu).sum();
+        long perPath = rows * rounds;
+        double ratio = cdcRate / pollRate;
+        lost = left;
+        violations = 0;
+        long pollDuplicates = 0;
+        long cdcDuplicates = 0;
+        List<Double> roundRatios = new ArrayList<>();
+        for (int i = 0; i < passes.size(); i++) {
+            Pass p = passes.get(i);
+            lost += p.back().lost();
+            violations += p.order().violationCount();
+            pollDuplicates += p.cdc() ? 0 : p.back().duplicates();
+            cdcDuplicates += p.cdc() ? p.back().duplicates() : 0;
+            if (i % 2 == 1) {
+                Pass other = passes.get(i - 1);
+                Pass c = p.cdc() ? p : other;
+                Pass q = p.cdc() ? other : p;
+                roundRatios.add(Report.round(c.msgsPerSec() / q.msgsPerSec(), 3));
+            }
         }
-        left += RelayRun.outboxRows(env);
-
-        double ratio = cdc.msgsPerSec() / poll.msgsPerSec();
-        lost = poll.back().lost() + cdc.back().lost() + left;
-        violations = poll.order().violationCount() + cdc.order().violationCount();
-        log("CDC / polling = %.3f", ratio);
-        report.figure("cdc_msgs_per_sec", Report.round(cdc.msgsPerSec(), 0), "msg/s")
-                .figure("poll_msgs_per_sec", Report.round(poll.msgsPerSec(), 0), "msg/s")
+        log("CDC / polling = %.3f (rounds: %s); database CPU per 1,000 messages: polling %.1f ms, CDC %.1f ms", ratio,
+                roundRatios, pollDb * 1e6 / perPath, cdcDb * 1e6 / perPath);
+        report.figure("cdc_msgs_per_sec", Report.round(cdcRate, 0), "msg/s")
+                .figure("poll_msgs_per_sec", Report.round(pollRate, 0), "msg/s")
                 .figure("cdc_to_poll", Report.round(ratio, 3), "")
-                .figure("cdc_write_rows_per_sec", Report.round(cdc.writeRate(), 0), "rows/s")
-                .figure("poll_write_rows_per_sec", Report.round(poll.writeRate(), 0), "rows/s")
-                .figure("cdc_seconds", Report.round(cdc.seconds(), 2), "s")
-                .figure("poll_seconds", Report.round(poll.seconds(), 2), "s")
+                .detail("cdc_to_poll_by_round", roundRatios)
+                .figure("cdc_write_rows_per_sec", Report.round(mean(passes, true, Pass::writeRate), 0), "rows/s")
+                .figure("poll_write_rows_per_sec", Report.round(mean(passes, false, Pass::writeRate), 0), "rows/s")
+                .figure("cdc_db_cpu_ms_per_1000", Report.round(cdcDb * 1e6 / perPath, 1), "ms")
+                .figure("poll_db_cpu_ms_per_1000", Report.round(pollDb * 1e6 / perPath, 1), "ms")
+                .figure("db_cpu_ratio", Report.round(pollDb > 0 ? cdcDb / pollDb : 0, 3), "")
                 .figure("rows", rows, "msgs")
+                .figure("rounds", rounds, "")
                 .figure("lost", lost, "msgs")
-                .figure("cdc_lost", cdc.back().lost(), "msgs")
-                .figure("poll_lost", poll.back().lost(), "msgs")
-                .figure("cdc_duplicates", cdc.back().duplicates(), "msgs")
-                .figure("poll_duplicates", poll.back().duplicates(), "msgs")
+                .figure("cdc_duplicates", cdcDuplicates, "msgs")
+                .figure("poll_duplicates", pollDuplicates, "msgs")
                 .figure("order_violations", violations, "msgs")
-                .figure("cdc_order_violations", cdc.order().violationCount(), "msgs")
-                .figure("poll_order_violations", poll.order().violationCount(), "msgs")
                 .figure("outbox_left", left, "rows");
-        report.target("lost", "==", 0).target("order_violations", "==", 0);
+        report.target("lost", "==", 0).target("order_violations", "==", 0).target("db_cpu_ratio", "<=", 0.3);
         report.note("polling: an in-process relay, " + relayRun.workers + " workers, batch " + relayRun.batchSize
                 + "; CDC: Debezium's embedded engine (PostgreSQL connector, pgoutput, insert-only publication) with"
                 + " TxboxOutboxRouter in its own JVM, publishing with acks=all and an idempotent producer and committing"
                 + " offsets after each batch is confirmed");
-        report.note("both passes: rows / time from the first write to the arrival of the last new step key at a consumer"
-                + " reading the topic from its start; the polling pass runs first, without the engine");
-        html.heading("Per pass").pre(String.format("polling relay: %s%nDebezium:      %s%n", describe(poll), describe(cdc)));
+        report.note("each pass: rows / time from the first write to the arrival of the last new step key at a consumer"
+                + " reading the topic from its start; a polling pass runs without the engine; database CPU: the writers'"
+                + " sessions, plus the relay's (polling) or the slot's walsender (CDC)");
+        StringBuilder table = new StringBuilder();
+        for (Pass p : passes) {
+            table.append(String.format("%-13s %s%n", p.cdc() ? "Debezium:" : "polling relay:", describe(p)));
+        }
+        html.heading("Passes, in the order they ran").pre(table.toString());
     }
 
-    private static String describe(Pass p) {
-        return String.format("%,.0f msg/s end to end over %.2f s (writers %,.0f rows/s); %s; %s read back",
-                p.msgsPerSec(), p.seconds(), p.writeRate(), p.order(), p.back());
+    private Pass pollPass(int index) throws Exception {
+        Outbox polling = Outbox.builder().tables(env.tables).build();
+        String warm = topic("poll-warm", index);
+        String measured = topic("poll", index);
+        Relay.Builder b = relayRun.builder(relayPool, env.tables, "bench-relay").wakeOn(polling);
+        for (String t : new String[] {warm, measured}) {
+            b.route(t, Destination.kafkaRoute(env.kafkaBootstrap(), t, relayRun.producer, relayRun.strictFencing));
+        }
+        try (Relay relay = b.build()) {
+            relay.start();
+            warmup("polling relay", polling, warm, index);
+            return pass(false, polling, measured, index, List.of(env.applicationName("writers"), env.applicationName("relay")),
+                    List.of());
+        }
     }
 
-    private void warmup(String path, DataSource ds, Outbox outbox, String topic, byte[] payload) throws Exception {
+    private Pass cdcPass(int index) throws Exception {
+        Outbox capturing = Outbox.builder().tables(env.tables).changeDataCapture().build();
+        String warm = topic("cdc-warm", index);
+        String measured = topic("cdc", index);
+        long t0 = System.nanoTime();
+        // the slot, publication and topic prefix: lower case, unique per pass
+        try (EngineChild engine = EngineChild.start(env, "txbox_bench_" + base + "_" + index)) {
+            log("Debezium engine streaming after %.1f s", (System.nanoTime() - t0) / 1e9);
+            warmup("Debezium", capturing, warm, index);
+            return pass(true, capturing, measured, index, List.of(env.applicationName("writers")), engine.walsender());
+        }
+    }
+
+    private String topic(String hint, int index) {
+        String t = "bench-cdc-" + base + "-" + hint + "-" + index;
+        env.createTopic(t, 4);
+        return t;
+    }
+
+    /** Messages per second over all passes of one path: their rows over their summed times. */
+    private double rate(List<Pass> passes, boolean cdc) {
+        double secs = passes.stream().filter(p -> p.cdc() == cdc).mapToDouble(Pass::seconds).sum();
+        return passes.stream().filter(p -> p.cdc() == cdc).count() * rows / secs;
+    }
+
+    private static double mean(List<Pass> passes, boolean cdc, java.util.function.ToDoubleFunction<Pass> f) {
+        return passes.stream().filter(p -> p.cdc() == cdc).mapToDouble(f).average().orElse(0);
+    }
+
+    private String describe(Pass p) {
+        return String.format("%,.0f msg/s end to end over %.2f s (writers %,.0f rows/s); database sessions %.1f ms CPU per"
+                + " 1,000; %s; %s read back", p.msgsPerSec(), p.seconds(), p.writeRate(), p.dbCpuMsPer1000(rows), p.order(),
+                p.back());
+    }
+
+    private void warmup(String path, Outbox outbox, String topic, int index) throws Exception {
         if (warmupRows <= 0) {
             return;
         }
         long t0 = System.nanoTime();
-        CompletableFuture<Double> writing = write(ds, outbox, topic, -warmupRows - 1, warmupRows, 0, payload);
+        CompletableFuture<Double> writing = write(outbox, topic, -warmupRows * (index + 1) - 1, warmupRows, 0);
         KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), topic, null, warmupRows, IDLE);
         writing.join();
         log("%s warm-up: %,d messages in %.1f s (not measured), %,d not read back", path, warmupRows,
@@ -149,14 +218,17 @@ final class CdcThroughput extends Scenario {
     }
 
     /**
-     * Writes rows {@code [from, from + rows)} to {@code topic} through {@code outbox} while a
-     * consumer reads the topic from its start until every step key arrived.
+     * Writes {@link #rows} rows to {@code topic} through {@code outbox} while a consumer reads the
+     * topic from its start until every step key arrived; counts the CPU of the database sessions of
+     * {@code pools} (application names) and of {@code backends} (process ids).
      */
-    private Pass pass(String path, DataSource ds, Outbox outbox, String topic, long from, byte[] payload) throws Exception {
+    private Pass pass(boolean cdc, Outbox outbox, String topic, int index, List<String> pools, List<Long> backends)
+            throws Exception {
         KeyOrder order = new KeyOrder();
         AtomicLong lastNew = new AtomicLong();
+        CpuAccount cpu = CpuAccount.start(env, List.of(), pools, backends);
         long t0 = System.nanoTime();
-        CompletableFuture<Double> writing = write(ds, outbox, topic, from, rows, rate, payload);
+        CompletableFuture<Double> writing = write(outbox, topic, index * rows, rows, rate);
         KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), topic, null, rows, IDLE, r -> {
             String step = KafkaAdmin.stepKey(r);
             if (step != null && r.key() != null) {
@@ -168,20 +240,20 @@ final class CdcThroughput extends Scenario {
                 }
             }
         });
+        double dbCpu = cpu.since()[2];
         double writeRate = writing.join();
         double secs = (lastNew.get() - t0) / 1e9;
-        Pass p = new Pass(rows / secs, writeRate, secs, back, order);
-        log("%s: %s", path, describe(p));
+        Pass p = new Pass(cdc, rows / secs, writeRate, secs, back, order, dbCpu);
+        log("%s: %s", cdc ? "Debezium" : "polling relay", describe(p));
         return p;
     }
 
     /** The writers on a thread of their own: key-owned, {@code txSize} rows per transaction; their rows per second. */
-    private CompletableFuture<Double> write(DataSource ds, Outbox outbox, String topic, long from, long n, double pace,
-            byte[] payload) {
+    private CompletableFuture<Double> write(Outbox outbox, String topic, long from, long n, double pace) {
         CompletableFuture<Double> done = new CompletableFuture<>();
         Thread t = new Thread(() -> {
             try {
-                done.complete(Backlog.fill(ds, outbox, topic, from, n, writers, txSize, payload, pace, null, KEYS, true));
+                done.complete(Backlog.fill(writerPool, outbox, topic, from, n, writers, txSize, payload, pace, null, KEYS, true));
             } catch (Throwable e) {
                 done.completeExceptionally(e);
             }

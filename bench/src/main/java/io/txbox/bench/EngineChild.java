@@ -68,8 +68,16 @@ final class EngineChild implements AutoCloseable {
                 bootstrapOrDrop, name));
     }
 
-    long pid() {
-        return process.pid();
+    /** The PostgreSQL process that streams the slot to the engine (its walsender), or none when it is not active. */
+    List<Long> walsender() throws java.sql.SQLException {
+        try (java.sql.Connection c = env.adminConnection();
+                java.sql.PreparedStatement ps = c.prepareStatement(
+                        "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ? AND active")) {
+            ps.setString(1, name);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? List.of(rs.getLong(1)) : List.of();
+            }
+        }
     }
 
     private void await(String line, Duration limit) throws IOException, InterruptedException {
