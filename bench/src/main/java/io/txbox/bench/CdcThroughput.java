@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToDoubleFunction;
 
 /**
  * cdc-kafka: the same writers through the polling relay and through change data capture, end to
@@ -49,11 +50,14 @@ final class CdcThroughput extends Scenario {
     private byte[] payload;
     private String base;
 
-    /** One pass: end-to-end rate, the writers' rate, what the reader found, and the database sessions' CPU seconds. */
+    /**
+     * One pass: end-to-end rate, the writers' rate, what the reader found, and the CPU seconds of
+     * the writers' database sessions and of the reading side's (the relay's sessions, or the walsender).
+     */
     private record Pass(boolean cdc, double msgsPerSec, double writeRate, double seconds, KafkaAdmin.ReadBack back,
-            KeyOrder order, double dbCpu) {
-        double dbCpuMsPer1000(long rows) {
-            return dbCpu * 1000 / (rows / 1000.0);
+            KeyOrder order, double dbWriters, double dbReader) {
+        double dbCpu() {
+            return dbWriters + dbReader;
         }
     }
 
@@ -99,9 +103,8 @@ final class CdcThroughput extends Scenario {
 
         double pollRate = rate(passes, false);
         double cdcRate = rate(passes, true);
-        double pollDb = passes.stream().filter(p -> !p.cdc()).mapToDouble(Pass::dbCpu).sum();
-        double cdcDb = passes.stream().filter(Pass::cdc).mapToDouble(Pass::dbCpu).sum();
-        long perPath = rows * rounds;
+        double pollDb = msPer1000(passes, false, Pass::dbCpu);
+        double cdcDb = msPer1000(passes, true, Pass::dbCpu);
         double ratio = cdcRate / pollRate;
         lost = left;
         violations = 0;
@@ -122,15 +125,19 @@ final class CdcThroughput extends Scenario {
             }
         }
         log("CDC / polling = %.3f (rounds: %s); database CPU per 1,000 messages: polling %.1f ms, CDC %.1f ms", ratio,
-                roundRatios, pollDb * 1e6 / perPath, cdcDb * 1e6 / perPath);
+                roundRatios, pollDb, cdcDb);
         report.figure("cdc_msgs_per_sec", Report.round(cdcRate, 0), "msg/s")
                 .figure("poll_msgs_per_sec", Report.round(pollRate, 0), "msg/s")
                 .figure("cdc_to_poll", Report.round(ratio, 3), "")
                 .detail("cdc_to_poll_by_round", roundRatios)
                 .figure("cdc_write_rows_per_sec", Report.round(mean(passes, true, Pass::writeRate), 0), "rows/s")
                 .figure("poll_write_rows_per_sec", Report.round(mean(passes, false, Pass::writeRate), 0), "rows/s")
-                .figure("cdc_db_cpu_ms_per_1000", Report.round(cdcDb * 1e6 / perPath, 1), "ms")
-                .figure("poll_db_cpu_ms_per_1000", Report.round(pollDb * 1e6 / perPath, 1), "ms")
+                .figure("cdc_db_cpu_ms_per_1000", Report.round(cdcDb, 1), "ms")
+                .figure("poll_db_cpu_ms_per_1000", Report.round(pollDb, 1), "ms")
+                .figure("cdc_db_cpu_writers_ms_per_1000", Report.round(msPer1000(passes, true, Pass::dbWriters), 1), "ms")
+                .figure("poll_db_cpu_writers_ms_per_1000", Report.round(msPer1000(passes, false, Pass::dbWriters), 1), "ms")
+                .figure("cdc_db_cpu_walsender_ms_per_1000", Report.round(msPer1000(passes, true, Pass::dbReader), 1), "ms")
+                .figure("poll_db_cpu_relay_ms_per_1000", Report.round(msPer1000(passes, false, Pass::dbReader), 1), "ms")
                 .figure("db_cpu_ratio", Report.round(pollDb > 0 ? cdcDb / pollDb : 0, 3), "")
                 .figure("rows", rows, "msgs")
                 .figure("rounds", rounds, "")
@@ -165,8 +172,7 @@ final class CdcThroughput extends Scenario {
         try (Relay relay = b.build()) {
             relay.start();
             warmup("polling relay", polling, warm, index);
-            return pass(false, polling, measured, index, List.of(env.applicationName("writers"), env.applicationName("relay")),
-                    List.of());
+            return pass(false, polling, measured, index, List.of(env.applicationName("relay")), List.of());
         }
     }
 
@@ -179,7 +185,7 @@ final class CdcThroughput extends Scenario {
         try (EngineChild engine = EngineChild.start(env, "txbox_bench_" + base + "_" + index)) {
             log("Debezium engine streaming after %.1f s", (System.nanoTime() - t0) / 1e9);
             warmup("Debezium", capturing, warm, index);
-            return pass(true, capturing, measured, index, List.of(env.applicationName("writers")), engine.walsender());
+            return pass(true, capturing, measured, index, List.of(), engine.walsender());
         }
     }
 
@@ -195,14 +201,20 @@ final class CdcThroughput extends Scenario {
         return passes.stream().filter(p -> p.cdc() == cdc).count() * rows / secs;
     }
 
-    private static double mean(List<Pass> passes, boolean cdc, java.util.function.ToDoubleFunction<Pass> f) {
+    /** CPU seconds to milliseconds per 1,000 messages, over all passes of one path. */
+    private double msPer1000(List<Pass> passes, boolean cdc, ToDoubleFunction<Pass> seconds) {
+        long n = passes.stream().filter(p -> p.cdc() == cdc).count() * rows;
+        return passes.stream().filter(p -> p.cdc() == cdc).mapToDouble(seconds).sum() * 1e6 / n;
+    }
+
+    private static double mean(List<Pass> passes, boolean cdc, ToDoubleFunction<Pass> f) {
         return passes.stream().filter(p -> p.cdc() == cdc).mapToDouble(f).average().orElse(0);
     }
 
     private String describe(Pass p) {
-        return String.format("%,.0f msg/s end to end over %.2f s (writers %,.0f rows/s); database sessions %.1f ms CPU per"
-                + " 1,000; %s; %s read back", p.msgsPerSec(), p.seconds(), p.writeRate(), p.dbCpuMsPer1000(rows), p.order(),
-                p.back());
+        return String.format("%,.0f msg/s end to end over %.2f s (writers %,.0f rows/s); database CPU per 1,000: writers"
+                + " %.1f ms, %s %.1f ms; %s; %s read back", p.msgsPerSec(), p.seconds(), p.writeRate(),
+                p.dbWriters() * 1e6 / rows, p.cdc() ? "walsender" : "relay", p.dbReader() * 1e6 / rows, p.order(), p.back());
     }
 
     private void warmup(String path, Outbox outbox, String topic, int index) throws Exception {
@@ -219,14 +231,16 @@ final class CdcThroughput extends Scenario {
 
     /**
      * Writes {@link #rows} rows to {@code topic} through {@code outbox} while a consumer reads the
-     * topic from its start until every step key arrived; counts the CPU of the database sessions of
-     * {@code pools} (application names) and of {@code backends} (process ids).
+     * topic from its start until every step key arrived; counts the CPU of the writers' database
+     * sessions and of the reading side's: the sessions of {@code pools} (application names) and
+     * the processes {@code backends}.
      */
     private Pass pass(boolean cdc, Outbox outbox, String topic, int index, List<String> pools, List<Long> backends)
             throws Exception {
         KeyOrder order = new KeyOrder();
         AtomicLong lastNew = new AtomicLong();
-        CpuAccount cpu = CpuAccount.start(env, List.of(), pools, backends);
+        CpuAccount writersCpu = CpuAccount.start(env, List.of(), List.of(env.applicationName("writers")));
+        CpuAccount readerCpu = CpuAccount.start(env, List.of(), pools, backends);
         long t0 = System.nanoTime();
         CompletableFuture<Double> writing = write(outbox, topic, index * rows, rows, rate);
         KafkaAdmin.ReadBack back = KafkaAdmin.readBack(env.kafkaBootstrap(), topic, null, rows, IDLE, r -> {
@@ -240,10 +254,11 @@ final class CdcThroughput extends Scenario {
                 }
             }
         });
-        double dbCpu = cpu.since()[2];
+        double dbWriters = writersCpu.since()[2];
+        double dbReader = readerCpu.since()[2];
         double writeRate = writing.join();
         double secs = (lastNew.get() - t0) / 1e9;
-        Pass p = new Pass(cdc, rows / secs, writeRate, secs, back, order, dbCpu);
+        Pass p = new Pass(cdc, rows / secs, writeRate, secs, back, order, dbWriters, dbReader);
         log("%s: %s", cdc ? "Debezium" : "polling relay", describe(p));
         return p;
     }
