@@ -230,7 +230,7 @@ class BenchSmokeIT {
 
     @Test
     void cdcKafka_bothPathsDeliverEveryMessageInKeyOrder() throws Exception {
-        JsonNode bench = run("cdc-kafka", "--rows", "2000", "--warmup-rows", "0", "--kafka", kafka);
+        JsonNode bench = run("cdc-kafka", "--rows", "2000", "--warmup-rows", "0", "--rounds", "1", "--kafka", kafka);
         assertThat(bench.at("/figures/cdc_msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/poll_msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/cdc_to_poll").asDouble()).isPositive();
