@@ -359,7 +359,7 @@ class CdcIT {
                 relay.start();
                 List<ConsumerRecord<byte[], byte[]>> records = read(topic, 20);
                 assertThat(records).as("each message published once").hasSize(20);
-                KeyOrder order = KeyOrder.ofPayloads(records.stream().map(r -> new String(r.value(), UTF_8)).toList());
+                KeyOrder order = payloadOrder(records);
                 assertThat(order.violationCount()).as("polled rows published after the key's later captured ones: %s", order)
                         .isEqualTo(10);
                 await().atMost(WAIT).until(() -> rows(db) == 0);
@@ -386,9 +386,14 @@ class CdcIT {
             sendEach(db, Outbox.builder().tables(tables(db)).changeDataCapture(Set.of(topic)).build(), n / 2, n, message);
             List<ConsumerRecord<byte[], byte[]>> records = read(topic, n);
             assertThat(records).as("each message published once").hasSize(n);
-            KeyOrder order = KeyOrder.ofPayloads(records.stream().map(r -> new String(r.value(), UTF_8)).toList());
+            KeyOrder order = payloadOrder(records);
             assertThat(order.violations()).as("%s", order).isEmpty();
         }
+    }
+
+    /** Per-key order of {@code key:sequence} payloads, in arrival order. */
+    static KeyOrder payloadOrder(List<ConsumerRecord<byte[], byte[]>> records) {
+        return KeyOrder.ofPayloads(records.stream().map(r -> new String(r.value(), UTF_8)).toList());
     }
 
     /** The drain check of docs/DEBEZIUM.md: rows waiting for the relay, and keys it holds back, of one destination. */
