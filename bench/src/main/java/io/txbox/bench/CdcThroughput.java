@@ -257,7 +257,8 @@ final class CdcThroughput extends Scenario {
         double dbWriters = writersCpu.since()[2];
         double dbReader = readerCpu.since()[2];
         double writeRate = writing.join();
-        double secs = (lastNew.get() - t0) / 1e9;
+        // nothing arrived at all: the time the reader gave up (the pass counts as lost)
+        double secs = ((lastNew.get() != 0 ? lastNew.get() : System.nanoTime()) - t0) / 1e9;
         Pass p = new Pass(cdc, rows / secs, writeRate, secs, back, order, dbWriters, dbReader);
         log("%s: %s", cdc ? "Debezium" : "polling relay", describe(p));
         return p;
