@@ -45,30 +45,49 @@ final class Backlog {
     /** {@link #fill} over {@code keys} routing keys. */
     static double fill(DataSource ds, Outbox outbox, String destination, long from, long n, int threads, int txSize,
             byte[] payload, double ratePerSec, Timeline line, int keys) throws InterruptedException {
-        AtomicLong next = new AtomicLong(from);
+        return fill(ds, outbox, destination, from, n, threads, txSize, payload, ratePerSec, line, keys, false);
+    }
+
+    /**
+     * {@link #fill}; with {@code keyOwned}, each routing key is written by one thread only (thread
+     * {@code t} writes rows {@code i} with {@code i mod threads == t}, in number order), so a key's
+     * rows commit in number order and a per-key order check can compare their numbers. The
+     * transactions, their sizes and their pacing are the same either way. {@code keyOwned} needs
+     * {@code keys} to be a multiple of {@code threads}.
+     */
+    static double fill(DataSource ds, Outbox outbox, String destination, long from, long n, int threads, int txSize,
+            byte[] payload, double ratePerSec, Timeline line, int keys, boolean keyOwned) throws InterruptedException {
+        if (keyOwned && keys % threads != 0) {
+            throw new IllegalArgumentException("key-owned writers need the " + keys + " keys to be a multiple of the "
+                    + threads + " threads");
+        }
+        AtomicLong next = new AtomicLong();
         long end = from + n;
         List<Thread> workers = new ArrayList<>();
         AtomicLong failures = new AtomicLong();
         long t0 = System.nanoTime();
         for (int t = 0; t < threads; t++) {
+            int thread = t;
             Thread th = new Thread(() -> {
                 List<OutboxMessage> batch = new ArrayList<>(txSize);
-                while (true) {
-                    long first = next.getAndAdd(txSize);
+                for (long own = 0; ; own++) {
+                    // the ordinal of this transaction among all the writers' (it sets the pace), its first row, and the step between rows
+                    long ordinal = keyOwned ? own * threads + thread : next.getAndIncrement();
+                    long first = keyOwned ? from + thread + own * txSize * threads : from + ordinal * txSize;
+                    long stride = keyOwned ? threads : 1;
                     if (first >= end) {
                         return;
                     }
-                    long last = Math.min(end, first + txSize);
                     if (ratePerSec > 0) {
-                        // pace: row `first` is due at t0 + (first - from) / rate
-                        long due = t0 + (long) ((first - from) / ratePerSec * 1e9);
+                        // pace: transaction `ordinal` is due at t0 + ordinal * txSize / rate
+                        long due = t0 + (long) (ordinal * txSize / ratePerSec * 1e9);
                         long wait = due - System.nanoTime();
                         if (wait > 0) {
                             java.util.concurrent.locks.LockSupport.parkNanos(wait);
                         }
                     }
                     batch.clear();
-                    for (long i = first; i < last; i++) {
+                    for (long i = first; i < end && batch.size() < txSize; i += stride) {
                         batch.add(message(i, destination, payload, keys));
                     }
                     for (int attempt = 0; ; attempt++) {
@@ -98,7 +117,7 @@ final class Backlog {
                         }
                     }
                     if (line != null) {
-                        line.record(last - first);
+                        line.record(batch.size());
                     }
                 }
             }, "writer-" + t);

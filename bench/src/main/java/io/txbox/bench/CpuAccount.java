@@ -81,7 +81,13 @@ final class CpuAccount {
      * sessions whose application name is one of {@code applicationNames}.
      */
     static CpuAccount start(BenchEnv env, List<ProcessHandle> jvms, List<String> applicationNames) throws SQLException {
-        List<Long> pids = new ArrayList<>();
+        return start(env, jvms, applicationNames, List.of());
+    }
+
+    /** {@link #start(BenchEnv, List, List)}, counting the database processes {@code backends} as well. */
+    static CpuAccount start(BenchEnv env, List<ProcessHandle> jvms, List<String> applicationNames, List<Long> backends)
+            throws SQLException {
+        List<Long> pids = new ArrayList<>(backends);
         if (!applicationNames.isEmpty() && !env.mariadb) {
             try (Connection c = env.adminConnection();
                     PreparedStatement ps = c.prepareStatement("SELECT pid FROM pg_stat_activity WHERE application_name = ANY(?)")) {

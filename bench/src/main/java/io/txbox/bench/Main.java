@@ -52,6 +52,9 @@ public final class Main {
         SCENARIOS.put("poison", new Entry(Poison::new,
                 "drain a Kafka backlog with 1 % of the keys failing every time against the same backlog without poison:"
                         + " healthy_ratio, first_healthy_delay_ms, order_violations"));
+        SCENARIOS.put("cdc-kafka", new Entry(CdcThroughput::new,
+                "the same writers through the polling relay and through Debezium (CDC mode), end to end to a consumer:"
+                        + " cdc_to_poll, lost, duplicates, order violations"));
         SCENARIOS.put("scale-out", new Entry(ScaleOut::new,
                 "1, 2, 4 relay processes (JVMs) on one outbox: ratio_4_to_1, order violations, hand-over after SIGKILL"));
     }

@@ -229,6 +229,18 @@ class BenchSmokeIT {
     }
 
     @Test
+    void cdcKafka_bothPathsDeliverEveryMessageInKeyOrder() throws Exception {
+        JsonNode bench = run("cdc-kafka", "--rows", "2000", "--warmup-rows", "0", "--rounds", "1", "--kafka", kafka);
+        assertThat(bench.at("/figures/cdc_msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/poll_msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/cdc_to_poll").asDouble()).isPositive();
+        assertThat(bench.at("/figures/lost").asLong()).isZero();
+        assertThat(bench.at("/figures/order_violations").asLong()).isZero();
+        assertThat(bench.at("/figures/outbox_left").asLong()).isZero();
+        assertThat(bench.at("/figures/cdc_duplicates").isNumber()).isTrue();
+    }
+
+    @Test
     void poison_healthyKeysKeepTheirRateAndOrder() throws Exception {
         JsonNode bench = run("poison", "--rows", "3000", "--keys", "200", "--warmup-rows", "0", "--max-seconds", "30",
                 "--kafka", kafka);

@@ -340,6 +340,77 @@ class CdcIT {
         }
     }
 
+    /**
+     * The hazard {@code docs/DEBEZIUM.md} names: a key's rows still waiting for the relay when the
+     * outbox switches to CDC are overtaken by the key's captured sends. Each message is still
+     * published once: the relay drains the waiting rows and never publishes a captured one.
+     */
+    @ParameterizedTest
+    @MethodSource("engineDatabases")
+    void switchToCdc_withPolledRowsWaiting_capturedSendsOvertakeThem(TestDatabase db) throws Exception {
+        String topic = topic("overtake");
+        String prefix = "overtake-" + db.kind().name();
+        IntFunction<OutboxMessage> message = i -> message(prefix + "-" + i, topic, "k", i);
+        try (EmbeddedConnector connector = connector(db, EmbeddedConnector.newName("overtake"))) {
+            sendEach(db, Outbox.builder().tables(tables(db)).build(), 0, 10, message);
+            sendEach(db, Outbox.builder().tables(tables(db)).changeDataCapture(Set.of(topic)).build(), 10, 20, message);
+            assertThat(read(topic, 10)).as("the captured sends, published while the polled rows wait").hasSize(10);
+            try (Relay relay = relay(db, topic)) {
+                relay.start();
+                List<ConsumerRecord<byte[], byte[]>> records = read(topic, 20);
+                assertThat(records).as("each message published once").hasSize(20);
+                KeyOrder order = payloadOrder(records);
+                assertThat(order.violationCount()).as("polled rows published after the key's later captured ones: %s", order)
+                        .isEqualTo(10);
+                await().atMost(WAIT).until(() -> rows(db) == 0);
+            }
+        }
+    }
+
+    /**
+     * The safe switch of {@code docs/DEBEZIUM.md}: with a backlog waiting for the relay, the sender
+     * pauses until the destination is drained (no outbox rows, no key holds), then sends in CDC
+     * mode: every key's order holds across the switch, and each message is published once.
+     */
+    @ParameterizedTest
+    @MethodSource("engineDatabases")
+    void switchToCdc_afterTheRelayDrained_keyOrderHolds(TestDatabase db) throws Exception {
+        String topic = topic("drained");
+        String prefix = "drained-" + db.kind().name();
+        IntFunction<OutboxMessage> message = i -> message(prefix + "-" + i, topic, "k" + (i % 5), i);
+        int n = 200;
+        sendEach(db, Outbox.builder().tables(tables(db)).build(), 0, n / 2, message);
+        try (EmbeddedConnector connector = connector(db, EmbeddedConnector.newName("drained")); Relay relay = relay(db, topic)) {
+            relay.start();
+            await().atMost(WAIT).until(() -> waiting(db, topic) == 0);
+            sendEach(db, Outbox.builder().tables(tables(db)).changeDataCapture(Set.of(topic)).build(), n / 2, n, message);
+            List<ConsumerRecord<byte[], byte[]>> records = read(topic, n);
+            assertThat(records).as("each message published once").hasSize(n);
+            KeyOrder order = payloadOrder(records);
+            assertThat(order.violations()).as("%s", order).isEmpty();
+        }
+    }
+
+    /** Per-key order of {@code key:sequence} payloads, in arrival order. */
+    static KeyOrder payloadOrder(List<ConsumerRecord<byte[], byte[]>> records) {
+        return KeyOrder.ofPayloads(records.stream().map(r -> new String(r.value(), UTF_8)).toList());
+    }
+
+    /** The drain check of docs/DEBEZIUM.md: rows waiting for the relay, and keys it holds back, of one destination. */
+    static long waiting(TestDatabase db, String destination) throws SQLException {
+        String sql = "SELECT (SELECT count(*) FROM " + db.qualified(db.schema(), tables(db).outboxTable())
+                + " WHERE destination = ?) + (SELECT count(*) FROM " + db.qualified(db.schema(), tables(db).outboxKeyHoldTable())
+                + " WHERE destination = ?)";
+        try (Connection c = db.connection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, destination);
+            ps.setString(2, destination);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
     static long rows(TestDatabase db) throws SQLException {
         try (Connection c = db.connection(); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT count(*) FROM " + db.qualified(db.schema(), tables(db).outboxTable()))) {

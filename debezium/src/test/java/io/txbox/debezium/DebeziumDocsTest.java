@@ -1,9 +1,14 @@
 package io.txbox.debezium;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.debezium.config.Configuration;
+import io.debezium.config.Field;
 import io.debezium.connector.mysql.MySqlConnector;
 import io.debezium.connector.postgresql.PostgresConnector;
+import io.debezium.embedded.EmbeddedEngineConfig;
+import io.debezium.embedded.async.AsyncEngineConfig;
 import io.debezium.storage.kafka.history.KafkaSchemaHistory;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -13,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -20,16 +26,15 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.connect.connector.Connector;
 import org.apache.kafka.connect.runtime.SourceConnectorConfig;
-import org.apache.kafka.connect.runtime.WorkerConfig;
 import org.apache.kafka.connect.runtime.distributed.DistributedConfig;
-import org.apache.kafka.connect.runtime.standalone.StandaloneConfig;
 import org.apache.kafka.connect.transforms.Transformation;
 import org.junit.jupiter.api.Test;
 
 /**
  * Every property in {@code docs/DEBEZIUM.md}'s configuration blocks is known to, and accepted by,
  * the configuration definition that reads it: the Debezium connector's own, Kafka Connect's
- * connector and worker configs, the transform's, the Kafka producer's. Each block names what it is
+ * connector and worker configs, the embedded engine's (which Debezium Server runs), the
+ * transform's, the Kafka producer's; a misspelled key fails. Each block names what it is
  * for in its first line ({@code # checked-as: connector postgres|mysql}, {@code worker}, {@code
  * server}).
  */
@@ -77,58 +82,108 @@ class DebeziumDocsTest {
 
     @Test
     void connectorBlocks_areAcceptedByTheConnectorAndKafkaConnect() throws Exception {
-        for (Block b : blocks()) {
-            if (b.kind().startsWith("connector")) {
-                checkConnector(b.kind().endsWith("postgres") ? new PostgresConnector() : new MySqlConnector(), b.properties(),
-                        Set.of());
-            }
-        }
+        checkEach("connector");
     }
 
     @Test
     void workerBlock_isAcceptedByADistributedWorker() throws Exception {
+        checkEach("worker");
         for (Block b : blocks()) {
             if (b.kind().equals("worker")) {
-                DistributedConfig config = new DistributedConfig(b.properties());
-                assertThat(config.values().keySet()).containsAll(b.properties().keySet());
-                assertThat(config.getString(DistributedConfig.EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)).isEqualTo("enabled");
+                assertThat(new DistributedConfig(b.properties()).getString(DistributedConfig.EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG))
+                        .isEqualTo("enabled");
             }
         }
     }
 
     @Test
     void serverBlocks_sourceTransformAndProducerKeys_areAccepted() throws Exception {
+        checkEach("server");
+    }
+
+    /**
+     * The check is not vacuous: every block with any one of its keys misspelled (a letter too
+     * many) is refused, so a typo in the page fails this class.
+     */
+    @Test
+    void everyBlock_withAnyKeyMisspelled_isRefused() throws Exception {
+        int refused = 0;
         for (Block b : blocks()) {
-            if (!b.kind().equals("server")) {
-                continue;
+            for (String key : b.properties().keySet()) {
+                Map<String, String> typo = new LinkedHashMap<>();
+                b.properties().forEach((k, v) -> typo.put(k.equals(key) ? k + "x" : k, v));
+                assertThatThrownBy(() -> check(new Block(b.kind(), typo))).as("%s with %sx", b.kind(), key)
+                        .isInstanceOf(Throwable.class);
+                refused++;
             }
-            Map<String, String> source = new LinkedHashMap<>();
-            Map<String, Object> producer = new LinkedHashMap<>();
-            for (Map.Entry<String, String> e : b.properties().entrySet()) {
-                String k = e.getKey();
-                if (k.startsWith("debezium.source.")) {
-                    source.put(k.substring("debezium.source.".length()), e.getValue());
-                } else if (k.startsWith("debezium.transforms")) {
-                    source.put(k.substring("debezium.".length()), e.getValue());
-                } else if (k.startsWith("debezium.sink.kafka.producer.")) {
-                    producer.put(k.substring("debezium.sink.kafka.producer.".length()), e.getValue());
-                } else {
-                    assertThat(SERVER_ONLY).as("a Debezium Server key this test knows: %s", k).contains(k);
-                }
-            }
-            if (!producer.isEmpty()) {
-                assertThat(ProducerConfig.configNames()).containsAll(producer.keySet());
-                new ProducerConfig(producer);
-            }
-            assertThat(source.get("connector.class")).isEqualTo(PostgresConnector.class.getName());
-            // the engine's own keys, as a standalone worker defines them
-            checkConnector(new PostgresConnector(), source, Set.of(StandaloneConfig.OFFSET_STORAGE_FILE_FILENAME_CONFIG,
-                    WorkerConfig.OFFSET_COMMIT_INTERVAL_MS_CONFIG));
+        }
+        assertThat(refused).as("misspelled keys").isGreaterThan(100);
+    }
+
+    private static void checkEach(String kindPrefix) throws Exception {
+        List<Block> matching = blocks().stream().filter(b -> b.kind().startsWith(kindPrefix)).toList();
+        assertThat(matching).as("%s blocks", kindPrefix).isNotEmpty();
+        for (Block b : matching) {
+            check(b);
         }
     }
 
-    /** Each key is the connector's, Kafka Connect's, the named transform's, or in {@code engineKeys}; no value is refused. */
-    static void checkConnector(Connector connector, Map<String, String> props, Set<String> engineKeys) throws Exception {
+    /** Checks one block against the configuration definitions that read its kind of keys. */
+    static void check(Block b) throws Exception {
+        switch (b.kind()) {
+            case "connector postgres" -> checkConnector(new PostgresConnector(), b.properties(), k -> false);
+            case "connector mysql" -> checkConnector(new MySqlConnector(), b.properties(), k -> false);
+            case "worker" -> assertThat(new DistributedConfig(b.properties()).values().keySet())
+                    .as("keys of a distributed worker").containsAll(b.properties().keySet());
+            case "server" -> checkServer(b.properties());
+            default -> throw new AssertionError("no check for blocks of kind " + b.kind());
+        }
+    }
+
+    /**
+     * A Debezium Server block: {@code debezium.source.*} against the connector, Kafka Connect and
+     * the embedded engine Debezium Server runs; {@code debezium.transforms*} against the
+     * transform; {@code debezium.sink.kafka.producer.*} against the Kafka producer; the rest
+     * against {@link #SERVER_ONLY}.
+     */
+    static void checkServer(Map<String, String> properties) throws Exception {
+        Map<String, String> source = new LinkedHashMap<>();
+        Map<String, Object> producer = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : properties.entrySet()) {
+            String k = e.getKey();
+            if (k.startsWith("debezium.source.")) {
+                source.put(k.substring("debezium.source.".length()), e.getValue());
+            } else if (k.startsWith("debezium.transforms")) {
+                source.put(k.substring("debezium.".length()), e.getValue());
+            } else if (k.startsWith("debezium.sink.kafka.producer.")) {
+                producer.put(k.substring("debezium.sink.kafka.producer.".length()), e.getValue());
+            } else {
+                assertThat(SERVER_ONLY).as("a Debezium Server key this test knows: %s", k).contains(k);
+            }
+        }
+        if (!producer.isEmpty()) {
+            assertThat(ProducerConfig.configNames()).containsAll(producer.keySet());
+            new ProducerConfig(producer);
+        }
+        assertThat(source.get("connector.class")).isEqualTo(PostgresConnector.class.getName());
+        checkConnector(new PostgresConnector(), source, DebeziumDocsTest::engineKey);
+        List<String> problems = new ArrayList<>();
+        Map<String, String> engine = new LinkedHashMap<>(source);
+        // the engine's name is set by Debezium Server, not in its properties
+        engine.putIfAbsent(EmbeddedEngineConfig.ENGINE_NAME.name(), "server");
+        Configuration.from(engine).validateAndRecord(ENGINE_FIELDS, problems::add);
+        assertThat(problems).as("the embedded engine's validation").isEmpty();
+    }
+
+    /** The embedded engine's own keys, as Debezium defines them. */
+    static final Field.Set ENGINE_FIELDS = EmbeddedEngineConfig.ALL_FIELDS.with(AsyncEngineConfig.ALL_FIELDS);
+
+    static boolean engineKey(String key) {
+        return ENGINE_FIELDS.fieldWithName(key) != null;
+    }
+
+    /** Each key is the connector's, Kafka Connect's, the named transform's, or an {@code engineKey}; no value is refused. */
+    static void checkConnector(Connector connector, Map<String, String> props, Predicate<String> engineKey) throws Exception {
         ConfigDef own = connector.config();
         ConfigDef connect = SourceConnectorConfig.configDef();
         Map<String, String> ownProps = new LinkedHashMap<>();
@@ -148,7 +203,8 @@ class DebeziumDocsTest {
             } else if (connect.configKeys().containsKey(k)) {
                 connectProps.put(k, e.getValue());
             } else {
-                assertThat(engineKeys).as("%s: a key of %s or Kafka Connect", k, connector.getClass().getSimpleName()).contains(k);
+                assertThat(engineKey.test(k)).as("%s: a key of %s, Kafka Connect or the engine", k,
+                        connector.getClass().getSimpleName()).isTrue();
             }
         }
         assertAccepted(own, ownProps);
