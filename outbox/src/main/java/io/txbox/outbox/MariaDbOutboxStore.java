@@ -13,6 +13,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -60,30 +61,41 @@ final class MariaDbOutboxStore implements OutboxStore {
     }
 
     @Override
-    public boolean insertCaptured(Connection tx, OutboxMessage message) throws SQLException {
-        long id;
+    public boolean[] insertAllCaptured(Connection tx, List<OutboxMessage> messages) throws SQLException {
+        boolean[] emitted = new boolean[messages.size()];
+        List<Long> ids = new ArrayList<>(messages.size());
         try (PreparedStatement ps = tx.prepareStatement(insertCaptured, Statement.RETURN_GENERATED_KEYS)) {
-            bindMessage(ps, message);
-            try {
-                ps.executeUpdate();
-            } catch (SQLException e) {
-                if (isDuplicateStepKey(e)) {
-                    return false;
+            for (int i = 0; i < emitted.length; i++) {
+                OutboxMessage m = messages.get(i);
+                bindMessage(ps, m);
+                try {
+                    ps.executeUpdate();
+                } catch (SQLException e) {
+                    if (isDuplicateStepKey(e)) {
+                        continue;
+                    }
+                    throw e;
                 }
-                throw e;
-            }
-            try (ResultSet keys = ps.getGeneratedKeys()) {
-                if (!keys.next()) {
-                    throw new SQLException("the captured outbox insert of " + message.stepKey() + " returned no id");
+                try (ResultSet keys = ps.getGeneratedKeys()) {
+                    if (!keys.next()) {
+                        throw new SQLException("the captured outbox insert of " + m.stepKey() + " returned no id");
+                    }
+                    ids.add(keys.getLong(1));
                 }
-                id = keys.getLong(1);
+                emitted[i] = true;
             }
         }
-        try (PreparedStatement ps = tx.prepareStatement(delete)) {
-            ps.setLong(1, id);
-            ps.executeUpdate();
+        if (!ids.isEmpty()) {
+            // one batch: the driver sends it in one round trip
+            try (PreparedStatement ps = tx.prepareStatement(delete)) {
+                for (long id : ids) {
+                    ps.setLong(1, id);
+                    ps.addBatch();
+                }
+                ps.executeBatch();
+            }
         }
-        return true;
+        return emitted;
     }
 
     @Override

@@ -46,7 +46,7 @@ final class OutboxImpl implements Outbox {
         Transactions.requireTransaction(tx, "outbox send of " + message.stepKey());
         try {
             OutboxStore s = store.on(tx);
-            boolean emitted = capture ? s.insertCaptured(tx, message) : s.insert(tx, message);
+            boolean emitted = capture ? s.insertAllCaptured(tx, List.of(message))[0] : s.insert(tx, message);
             if (!emitted && log.isDebugEnabled()) {
                 log.debug("{} - step already in outbox, not sent again", message.stepKey());
             }
@@ -77,7 +77,7 @@ final class OutboxImpl implements Outbox {
         }
         try {
             OutboxStore s = store.on(tx);
-            boolean[] inserted = anyCaptured ? insertEach(s, tx, traced) : s.insertAll(tx, traced);
+            boolean[] inserted = anyCaptured ? insertSplit(s, tx, traced) : s.insertAll(tx, traced);
             List<Boolean> emitted = new ArrayList<>(inserted.length);
             for (boolean b : inserted) {
                 emitted.add(b);
@@ -89,12 +89,23 @@ final class OutboxImpl implements Outbox {
         }
     }
 
-    /** One statement per message, the captured ones through {@link OutboxStore#insertCaptured}. */
-    private boolean[] insertEach(OutboxStore s, Connection tx, List<OutboxMessage> messages) throws SQLException {
+    /**
+     * The polled messages in one batch and the captured ones in another ({@link
+     * OutboxStore#insertAllCaptured}); each destination keeps its messages' order.
+     */
+    private boolean[] insertSplit(OutboxStore s, Connection tx, List<OutboxMessage> messages) throws SQLException {
+        List<OutboxMessage> polled = new ArrayList<>();
+        List<OutboxMessage> capturedOnes = new ArrayList<>();
+        for (OutboxMessage m : messages) {
+            (isCaptured(m.destination()) ? capturedOnes : polled).add(m);
+        }
+        boolean[] fromPolled = polled.isEmpty() ? new boolean[0] : s.insertAll(tx, polled);
+        boolean[] fromCaptured = s.insertAllCaptured(tx, capturedOnes);
         boolean[] inserted = new boolean[messages.size()];
+        int p = 0;
+        int c = 0;
         for (int i = 0; i < inserted.length; i++) {
-            OutboxMessage m = messages.get(i);
-            inserted[i] = isCaptured(m.destination()) ? s.insertCaptured(tx, m) : s.insert(tx, m);
+            inserted[i] = isCaptured(messages.get(i).destination()) ? fromCaptured[c++] : fromPolled[p++];
         }
         return inserted;
     }

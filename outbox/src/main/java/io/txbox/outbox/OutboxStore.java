@@ -24,11 +24,12 @@ interface OutboxStore {
     boolean insert(Connection tx, OutboxMessage message) throws SQLException;
 
     /**
-     * Change-data-capture mode: inserts {@code message} marked {@code captured}, unless its step
-     * key is in the outbox, and deletes that same row again by its id, so that only the log sees
-     * it; returns whether it wrote the row. Never touches another transaction's row.
+     * Change-data-capture mode: inserts each message marked {@code captured}, unless its step key
+     * is in the outbox, then deletes the rows it wrote in one statement, so that only the log sees
+     * them; returns whether each wrote its row, in order. Never touches another transaction's row:
+     * a step key it wrote is unique in the table until this transaction ends.
      */
-    boolean insertCaptured(Connection tx, OutboxMessage message) throws SQLException;
+    boolean[] insertAllCaptured(Connection tx, List<OutboxMessage> messages) throws SQLException;
 
     /** {@link #insert} for each message, in one batched round trip; returns whether each wrote its row, in order. */
     boolean[] insertAll(Connection tx, List<OutboxMessage> messages) throws SQLException;

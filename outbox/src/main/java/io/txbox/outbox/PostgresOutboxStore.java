@@ -5,6 +5,7 @@ import static io.txbox.internal.schema.tables.TxboxOutbox.TXBOX_OUTBOX;
 import io.txbox.TxboxTables;
 import io.txbox.internal.Jooq;
 import io.txbox.internal.OutboxColumns;
+import io.txbox.internal.PostgresSql;
 import io.txbox.internal.schema.tables.TxboxOutbox;
 import io.txbox.internal.shaded.jooq.Field;
 import io.txbox.internal.shaded.jooq.conf.ParamType;
@@ -12,7 +13,6 @@ import io.txbox.internal.shaded.jooq.impl.DSL;
 import io.txbox.internal.shaded.jooq.impl.SQLDataType;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.time.OffsetDateTime;
@@ -23,9 +23,9 @@ import java.util.Map;
 
 /**
  * The outbox insert on PostgreSQL: {@code INSERT ... ON CONFLICT (step_key) DO NOTHING}, rendered
- * once; in change-data-capture mode the same insert marked {@code captured} and {@code RETURNING id},
- * then a delete of that id (one statement cannot do both: a data-modifying CTE's delete does not see
- * the rows its insert made).
+ * once; in change-data-capture mode the same insert marked {@code captured}, batched, then one
+ * delete of the step keys it wrote (one statement cannot do both: a data-modifying CTE's delete does
+ * not see the rows its insert made).
  */
 final class PostgresOutboxStore implements OutboxStore {
     private final String insertSql;
@@ -42,9 +42,10 @@ final class PostgresOutboxStore implements OutboxStore {
         values.add(DSL.inline(true));
         this.insertCapturedSql = Jooq.renderer(tables).insertInto(o)
                 .columns(OutboxColumns.concat(OutboxColumns.MESSAGE, List.of(o.CAPTURED))).values(values)
-                .onConflict(o.STEP_KEY).doNothing().returning(o.ID)
+                .onConflict(o.STEP_KEY).doNothing()
                 .getSQL(ParamType.INDEXED);
-        this.deleteSql = Jooq.renderer(tables).deleteFrom(o).where(o.ID.eq(DSL.val(0L)))
+        this.deleteSql = Jooq.renderer(tables).deleteFrom(o)
+                .where(o.STEP_KEY.eq(DSL.any(PostgresSql.param(SQLDataType.VARCHAR.array())))).and(o.CAPTURED)
                 .getSQL(ParamType.INDEXED);
     }
 
@@ -80,22 +81,28 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     @Override
-    public boolean insertCaptured(Connection tx, OutboxMessage message) throws SQLException {
-        long id;
+    public boolean[] insertAllCaptured(Connection tx, List<OutboxMessage> messages) throws SQLException {
+        boolean[] emitted;
         try (PreparedStatement ps = tx.prepareStatement(insertCapturedSql)) {
-            bindMessage(tx, ps, message);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return false;
-                }
-                id = rs.getLong(1);
+            for (OutboxMessage m : messages) {
+                bindMessage(tx, ps, m);
+                ps.addBatch();
+            }
+            emitted = written(ps.executeBatch());
+        }
+        List<String> keys = new ArrayList<>(messages.size());
+        for (int i = 0; i < emitted.length; i++) {
+            if (emitted[i]) {
+                keys.add(messages.get(i).stepKey().value());
             }
         }
-        try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
-            ps.setLong(1, id);
-            ps.executeUpdate();
+        if (!keys.isEmpty()) {
+            try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
+                ps.setArray(1, tx.createArrayOf("text", keys.toArray()));
+                ps.executeUpdate();
+            }
         }
-        return true;
+        return emitted;
     }
 
     @Override
@@ -105,13 +112,17 @@ final class PostgresOutboxStore implements OutboxStore {
                 bind(tx, ps, m);
                 ps.addBatch();
             }
-            int[] counts = ps.executeBatch();
-            boolean[] emitted = new boolean[counts.length];
-            for (int i = 0; i < counts.length; i++) {
-                emitted[i] = counts[i] == 1;
-            }
-            return emitted;
+            return written(ps.executeBatch());
         }
+    }
+
+    /** Which statements of a batch of inserts wrote their row. */
+    private static boolean[] written(int[] counts) {
+        boolean[] emitted = new boolean[counts.length];
+        for (int i = 0; i < counts.length; i++) {
+            emitted[i] = counts[i] == 1;
+        }
+        return emitted;
     }
 
     /** Binds in {@link OutboxColumns#MESSAGE} order, then the due time's three. */

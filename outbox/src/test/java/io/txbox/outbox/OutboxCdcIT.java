@@ -73,6 +73,25 @@ class OutboxCdcIT {
 
     @ParameterizedTest
     @ArgumentsSource(TestDatabases.Each.class)
+    void sendAll_capturedAndPolledInterleaved_answersInOrder_andOnlyPolledRowsStay(TestDatabase db) throws Exception {
+        String cdc = "mix-cdc-" + db.kind().name();
+        String polled = "mix-polled-" + db.kind().name();
+        Outbox outbox = Outbox.builder().tables(TxboxTables.inSchema(db.schema())).changeDataCapture(Set.of(cdc)).build();
+        try (Connection c = db.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            assertThat(outbox.send(c, message("p0-" + polled, polled))).isTrue();
+            c.commit();
+            assertThat(outbox.sendAll(c, List.of(message("c1-" + cdc, cdc), message("p0-" + polled, polled),
+                    message("c2-" + cdc, cdc), message("p1-" + polled, polled), message("c3-" + cdc, cdc))))
+                    .as("the polled step already in the outbox is the one not written").containsExactly(true, false, true, true, true);
+            c.commit();
+        }
+        assertThat(rows(db)).filteredOn(r -> r.contains("mix-"))
+                .containsExactly("p0-" + polled + ":step@" + polled, "p1-" + polled + ":step@" + polled);
+    }
+
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
     void send_captured_stepKeyHeldByARelaysRow_writesNothing(TestDatabase db) throws Exception {
         String d = "switch-" + db.kind().name();
         Outbox polling = Outbox.builder().tables(TxboxTables.inSchema(db.schema())).build();
