@@ -48,9 +48,8 @@ public final class KafkaPublisher implements Publisher {
     /**
      * Default {@code linger.ms}: {@value}. The relay hands a whole batch to the producer and then
      * waits for its acknowledgements, so a record that lingers only waits longer; records still
-     * share a request while earlier ones are in flight. Measured at 1,000 msg/s: a producer's
-     * send-to-acknowledgement p50 was 3.7 ms with 5 and 0.5 ms with 0 (bench/PERFORMANCE.md,
-     * e2e-latency).
+     * share a request while earlier ones are in flight. The measurement behind it is in
+     * bench/PERFORMANCE.md (e2e-latency).
      */
     public static final String DEFAULT_LINGER_MS = "0";
     /** Default {@code batch.size}: {@value} bytes. */
