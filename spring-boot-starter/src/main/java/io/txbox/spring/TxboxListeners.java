@@ -88,7 +88,7 @@ public final class TxboxListeners {
             return switch (outcome.status()) {
                 case PROCESSED, DUPLICATE -> outcome;
                 case DEAD -> {
-                    log.error("[{}] key {}: dead after {} attempts, acked; the inbox keeps it with the reason: {}",
+                    log.error("{} - key {}: dead after {} attempts, acked; the inbox keeps it with the reason: {}",
                             txbox.getInbox().consumer(), Texts.quote(inbound.key()), outcome.attempts(), outcome.reason());
                     yield outcome;
                 }

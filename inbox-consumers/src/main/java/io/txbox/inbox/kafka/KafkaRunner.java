@@ -108,7 +108,7 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
             t.join(processor.shutdownTimeout().plus(pollTimeout).toMillis() + 1);
             if (t.isAlive()) {
                 abandoned = true;
-                log.warn("[{}] still processing after the shutdown timeout {}; its record is left uncommitted "
+                log.warn("{} - still processing after the shutdown timeout {}; its record is left uncommitted "
                         + "and will be redelivered", consumer(), processor.shutdownTimeout());
                 t.join(CLOSE_TIMEOUT.toMillis());
             }
@@ -118,7 +118,7 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
     }
 
     private void run() {
-        log.info("[{}] starting on topics {}", consumer(), topics);
+        log.info("{} - starting on topics {}", consumer(), topics);
         KafkaConsumer<byte[], byte[]> consumer = null;
         KafkaProducer<byte[], byte[]> producer = null;
         boolean graceful = false;
@@ -129,7 +129,7 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
             loop(consumer, producer);
             graceful = !abandoned;
         } catch (RuntimeException | Error e) {
-            log.error("[{}] consumer failed and stops; uncommitted records will be redelivered", consumer(), e);
+            log.error("{} - consumer failed and stops; uncommitted records will be redelivered", consumer(), e);
             listener.onError(consumer(), e);
         } finally {
             if (consumer != null) {
@@ -142,7 +142,7 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
                 producer.close(CLOSE_TIMEOUT);
             }
             running = false;
-            log.info("[{}] stopped", consumer());
+            log.info("{} - stopped", consumer());
         }
     }
 
@@ -251,7 +251,7 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
             int size = record.value() == null ? 0 : record.value().length;
             headers.add(DeadLetterHeaders.PAYLOAD_OMITTED, utf8(Integer.toString(size)));
             send(producer, new ProducerRecord<>(topic, null, record.key(), null, headers));
-            log.warn("[{}] {}: payload of {} bytes too large for {}; dead letter carries headers and reason only",
+            log.warn("{} - {}: payload of {} bytes too large for {}; dead letter carries headers and reason only",
                     consumer(), coordinates(record), size, topic);
         }
         return topic;
@@ -348,11 +348,11 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
         try {
             consumer.commitSync(offsets);
             listener.onAck(consumer(), offsets.size());
-            log.debug("[{}] committed {}", consumer(), offsets);
+            log.debug("{} - committed {}", consumer(), offsets);
         } catch (KafkaException e) {
             // Not fatal: the records are redelivered to whoever owns the partitions, and the
             // inbox reports them as duplicates.
-            log.warn("[{}] offset commit failed, records will be redelivered: {}", consumer(), e.toString());
+            log.warn("{} - offset commit failed, records will be redelivered: {}", consumer(), e.toString());
             listener.onError(consumer(), e);
         }
     }
@@ -361,7 +361,7 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
         try {
             consumer.close(CloseOptions.timeout(CLOSE_TIMEOUT));
         } catch (RuntimeException e) {
-            log.warn("[{}] closing the Kafka consumer failed: {}", consumer(), e.toString());
+            log.warn("{} - closing the Kafka consumer failed: {}", consumer(), e.toString());
         }
     }
 
@@ -410,11 +410,11 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
                     consumer.commitSync(done);
                     listener.onAck(consumer(), done.size());
                 } catch (KafkaException e) {
-                    log.warn("[{}] commit on revocation failed, records will be redelivered: {}", consumer(),
+                    log.warn("{} - commit on revocation failed, records will be redelivered: {}", consumer(),
                             e.toString());
                 }
             }
-            log.info("[{}] partitions revoked: {}", consumer(), partitions);
+            log.info("{} - partitions revoked: {}", consumer(), partitions);
         }
 
         @Override
@@ -425,12 +425,12 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
                 pausedUntil.remove(tp);
             }
             revokedInBatch.addAll(partitions);
-            log.warn("[{}] partitions lost: {}", consumer(), partitions);
+            log.warn("{} - partitions lost: {}", consumer(), partitions);
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-            log.info("[{}] partitions assigned: {}", consumer(), partitions);
+            log.info("{} - partitions assigned: {}", consumer(), partitions);
         }
     }
 }

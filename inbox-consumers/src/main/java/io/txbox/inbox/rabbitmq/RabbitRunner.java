@@ -117,12 +117,12 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
                     r.addRecoveryListener(new RecoveryListener() {
                         @Override
                         public void handleRecovery(Recoverable recoverable) {
-                            log.info("[{}] connection to RabbitMQ recovered, consuming {} again", consumer(), queue);
+                            log.info("{} - connection to RabbitMQ recovered, consuming {} again", consumer(), queue);
                         }
 
                         @Override
                         public void handleRecoveryStarted(Recoverable recoverable) {
-                            log.info("[{}] recovering the RabbitMQ connection", consumer());
+                            log.info("{} - recovering the RabbitMQ connection", consumer());
                         }
                     });
                 }
@@ -142,7 +142,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
                 }
                 running = true;
                 startParked();
-                log.info("[{}] consuming {} with {} channel(s), prefetch {}", consumer(), queue, concurrency, prefetch);
+                log.info("{} - consuming {} with {} channel(s), prefetch {}", consumer(), queue, concurrency, prefetch);
             } catch (IOException | TimeoutException | RuntimeException e) {
                 shutdownResources();
                 throw new RetryableException("[" + consumer() + "] could not start consuming " + queue + ": " + e, e);
@@ -163,7 +163,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
                 shutdownResources();
                 return;
             }
-            log.info("[{}] closing: stop fetching, finishing {} delivery(ies) in progress", consumer(), inFlight);
+            log.info("{} - closing: stop fetching, finishing {} delivery(ies) in progress", consumer(), inFlight);
         }
         for (ConsumerChannel c : consumers) {
             try {
@@ -171,7 +171,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
                     c.channel.basicCancel(c.tag);
                 }
             } catch (IOException | RuntimeException e) {
-                log.debug("[{}] cancel failed: {}", consumer(), e.toString());
+                log.debug("{} - cancel failed: {}", consumer(), e.toString());
             }
         }
         long deadline = System.nanoTime() + processor.shutdownTimeout().toNanos();
@@ -179,7 +179,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
             while (inFlight > 0) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    log.warn("[{}] {} delivery(ies) still running after {}; left unacked for redelivery", consumer(),
+                    log.warn("{} - {} delivery(ies) still running after {}; left unacked for redelivery", consumer(),
                             inFlight, processor.shutdownTimeout());
                     break;
                 }
@@ -192,7 +192,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
             }
         }
         shutdownResources();
-        log.info("[{}] closed", consumer());
+        log.info("{} - closed", consumer());
     }
 
     /** Nacks waiting retries at once, then closes the connection (the broker requeues anything unacked). */
@@ -212,7 +212,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
             try {
                 c.close(5_000);
             } catch (IOException | RuntimeException e) {
-                log.debug("[{}] close failed: {}", consumer(), e.toString());
+                log.debug("{} - close failed: {}", consumer(), e.toString());
             }
         }
         ExecutorService e = executor;
@@ -227,7 +227,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
             return;
         }
         // Automatic recovery takes over; the broker requeues whatever this connection held.
-        log.warn("[{}] lost the RabbitMQ connection, recovering: {}", consumer(), cause.getMessage());
+        log.warn("{} - lost the RabbitMQ connection, recovering: {}", consumer(), cause.getMessage());
         listener.onError(consumer(), cause);
     }
 
@@ -355,7 +355,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
             channel.basicAck(last, true);
             listener.onAck(consumer(), acks.size());
         } catch (IOException | RuntimeException e) {
-            log.warn("[{}] queue {} up to #{}: ack failed, the messages will be redelivered: {}", consumer(), queue,
+            log.warn("{} - queue {} up to #{}: ack failed, the messages will be redelivered: {}", consumer(), queue,
                     last, e.toString());
             listener.onError(consumer(), e);
         }
@@ -367,7 +367,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
             listener.onAck(consumer(), 1);
         } catch (IOException | RuntimeException e) {
             // The channel died after the commit: the broker redelivers and the inbox reports a duplicate.
-            log.warn("[{}] {}: ack failed, the message will be redelivered: {}", consumer(), coordinates, e.toString());
+            log.warn("{} - {}: ack failed, the message will be redelivered: {}", consumer(), coordinates, e.toString());
             listener.onError(consumer(), e);
         }
     }
@@ -399,7 +399,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
             }
         } catch (IOException | RuntimeException e) {
             // The broker requeues it anyway when the channel closes.
-            log.debug("[{}] {}: nack failed: {}", consumer(), coordinates, e.toString());
+            log.debug("{} - {}: nack failed: {}", consumer(), coordinates, e.toString());
         }
     }
 
@@ -472,7 +472,7 @@ final class RabbitRunner extends ConsumerRunner implements RabbitInboxConsumer {
         @Override
         public void handleCancel(String consumerTag) {
             // The broker cancelled us (queue deleted): nothing recovers that.
-            log.error("[{}] the broker cancelled the consumer of {} (queue deleted?)", consumer(), queue);
+            log.error("{} - the broker cancelled the consumer of {} (queue deleted?)", consumer(), queue);
             running = false;
         }
     }

@@ -154,7 +154,7 @@ final class ProducerPublisher {
             try {
                 producer.close(Duration.ofSeconds(5));
             } catch (KafkaException e) {
-                log.warn("[{}] closing the Kafka producer failed: {}", name, e.toString());
+                log.warn("{} - closing the Kafka producer failed: {}", name, e.toString());
             }
         }
     }

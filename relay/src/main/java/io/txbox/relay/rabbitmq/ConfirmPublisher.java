@@ -50,13 +50,13 @@ final class ConfirmPublisher {
             @Override
             public void handleBlocked(String reason) {
                 blockedReason = reason;
-                log.warn("[{}] RabbitMQ blocked publishing: {}", connection.getClientProvidedName(), reason);
+                log.warn("{} - RabbitMQ blocked publishing: {}", connection.getClientProvidedName(), reason);
             }
 
             @Override
             public void handleUnblocked() {
                 blockedReason = null;
-                log.info("[{}] RabbitMQ unblocked publishing", connection.getClientProvidedName());
+                log.info("{} - RabbitMQ unblocked publishing", connection.getClientProvidedName());
             }
         });
     }
@@ -175,7 +175,7 @@ final class ConfirmPublisher {
             try {
                 connection.close(5_000);
             } catch (IOException | RuntimeException e) {
-                log.warn("[{}] closing the RabbitMQ connection failed: {}", connection.getClientProvidedName(), e.toString());
+                log.warn("{} - closing the RabbitMQ connection failed: {}", connection.getClientProvidedName(), e.toString());
             }
         }
     }

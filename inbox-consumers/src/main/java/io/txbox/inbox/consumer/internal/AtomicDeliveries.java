@@ -114,7 +114,7 @@ final class AtomicDeliveries implements Deliveries {
                 for (String key : resolved) {
                     why = key == null ? why : keyLogs.redact(why, key);
                 }
-                log.debug("[{}] batch of {} rolled back, running it one delivery at a time: {}", consumer, n, why);
+                log.debug("{} - batch of {} rolled back, running it one delivery at a time: {}", consumer, n, why);
             }
             return null;
         }
@@ -168,7 +168,7 @@ final class AtomicDeliveries implements Deliveries {
                 Receipt receipt = atTurn[i] ? inbox.receive(c, messages[i]) : Objects.requireNonNull(received).next();
                 outcomes[i] = handle(c, messages[i], receipt, batchHandler);
                 if (outcomes[i] == null) {
-                    log.debug("[{}] {}: key in flight elsewhere; the batch runs one delivery at a time",
+                    log.debug("{} - {}: key in flight elsewhere; the batch runs one delivery at a time",
                             consumer, deliveries.get(i).coordinates());
                     return false;
                 }
@@ -269,6 +269,6 @@ final class AtomicDeliveries implements Deliveries {
 
     /** A failed rollback or restore at the end of a batch: the connection is gone, and the database rolled back anyway. */
     private void cleanup(String step, SQLException e) {
-        log.debug("[{}] {} after a batch failed: {}", consumer, step, e.toString());
+        log.debug("{} - {} after a batch failed: {}", consumer, step, e.toString());
     }
 }

@@ -44,21 +44,21 @@ final class Decisions {
         String reason = outcome.reason() == null ? outcome.status().toString() : outcome.reason();
         switch (outcome.status()) {
             case PROCESSED:
-                log.debug("[{}] {} key {}: processed", consumer, delivery.coordinates(), logKey(key));
+                log.debug("{} - {} key {}: processed", consumer, delivery.coordinates(), logKey(key));
                 return new Decision.Ack(outcome);
             case DUPLICATE:
-                log.debug("[{}] {} key {}: duplicate, skipped", consumer, delivery.coordinates(), logKey(key));
+                log.debug("{} - {} key {}: duplicate, skipped", consumer, delivery.coordinates(), logKey(key));
                 return new Decision.Ack(outcome);
             case FAILED: {
                 Duration delay = retryDelay(Math.max(1, outcome.attempts()));
-                log.warn("[{}] {} key {}: attempt {} failed, retry in {}: {}", consumer, delivery.coordinates(),
+                log.warn("{} - {} key {}: attempt {} failed, retry in {}: {}", consumer, delivery.coordinates(),
                         logKey(key), outcome.attempts(), delay, keyLogs.redact(reason, key));
                 listener.onRetry(consumer, delay, reason);
                 return new Decision.Retry(delay, reason);
             }
             case IN_FLIGHT: {
                 Duration delay = retryDelay(1);
-                log.info("[{}] {} key {}: in flight elsewhere, retry in {}", consumer, delivery.coordinates(),
+                log.info("{} - {} key {}: in flight elsewhere, retry in {}", consumer, delivery.coordinates(),
                         logKey(key), delay);
                 listener.onRetry(consumer, delay, reason);
                 return new Decision.Retry(delay, "in flight: " + reason);
@@ -69,13 +69,13 @@ final class Decisions {
                 if (parking != null && orderingKey != null) {
                     return parkDead(delivery, key, orderingKey, why, outcome);
                 }
-                log.error("[{}] {} key {}: dead-lettering, {}", consumer, delivery.coordinates(), logKey(key),
+                log.error("{} - {} key {}: dead-lettering, {}", consumer, delivery.coordinates(), logKey(key),
                         keyLogs.redact(why, key));
                 return new Decision.DeadLetter(why);
             }
             case KEY_REUSED:
             default:
-                log.error("[{}] {} key {}: dead-lettering, {}", consumer, delivery.coordinates(), logKey(key),
+                log.error("{} - {} key {}: dead-lettering, {}", consumer, delivery.coordinates(), logKey(key),
                         keyLogs.redact(reason, key));
                 return new Decision.DeadLetter(reason);
         }
@@ -86,12 +86,12 @@ final class Decisions {
             Objects.requireNonNull(parking).parkDead(orderingKey, keys.message(delivery, key), why);
         } catch (RuntimeException e) {
             Duration delay = retryDelay(consecutiveErrors.incrementAndGet());
-            log.warn("[{}] {} key {}: parking the dead message failed, retry in {}: {}", consumer,
+            log.warn("{} - {} key {}: parking the dead message failed, retry in {}: {}", consumer,
                     delivery.coordinates(), logKey(key), delay, keyLogs.redact(e.toString(), key));
             listener.onError(consumer, e);
             return new Decision.Retry(delay, e.toString());
         }
-        log.error("[{}] {} key {}: {}; its ordering key is parked", consumer, delivery.coordinates(), logKey(key),
+        log.error("{} - {} key {}: {}; its ordering key is parked", consumer, delivery.coordinates(), logKey(key),
                 keyLogs.redact(why, key));
         return new Decision.Ack(outcome);
     }
@@ -99,13 +99,13 @@ final class Decisions {
     /** A delivery without a key the policy accepts: dead-lettered. */
     Decision keyless(Delivery delivery) {
         String reason = keys.problem(delivery);
-        log.warn("[{}] {}: dead-lettering, {}", consumer, delivery.coordinates(), reason);
+        log.warn("{} - {}: dead-lettering, {}", consumer, delivery.coordinates(), reason);
         return new Decision.DeadLetter(reason);
     }
 
     /** A message the inbox refused (its key, tenant or size): dead-lettered. */
     Decision refused(Delivery delivery, String key, InvalidInputException e) {
-        log.warn("[{}] {} key {}: dead-lettering, refused by the inbox: {}", consumer, delivery.coordinates(),
+        log.warn("{} - {} key {}: dead-lettering, refused by the inbox: {}", consumer, delivery.coordinates(),
                 logKey(key), keyLogs.redact(e.getMessage(), key));
         return new Decision.DeadLetter(String.valueOf(e.getMessage()));
     }
@@ -113,7 +113,7 @@ final class Decisions {
     /** The database failed, not the message: nothing was recorded, so back off and retry. */
     Decision failed(Delivery delivery, String key, RuntimeException e) {
         Duration delay = retryDelay(consecutiveErrors.incrementAndGet());
-        log.warn("[{}] {} key {}: inbox transaction failed, retry in {}: {}", consumer, delivery.coordinates(),
+        log.warn("{} - {} key {}: inbox transaction failed, retry in {}: {}", consumer, delivery.coordinates(),
                 logKey(key), delay, keyLogs.redact(e.toString(), key));
         listener.onError(consumer, e);
         listener.onRetry(consumer, delay, e.toString());
@@ -133,13 +133,13 @@ final class Decisions {
 
     void deadLettered(Delivery delivery, String destination, String reason) {
         deadLetterFailures.set(0);
-        log.info("[{}] {}: dead-lettered to {}", consumer, delivery.coordinates(), destination);
+        log.info("{} - {}: dead-lettered to {}", consumer, delivery.coordinates(), destination);
         listener.onDeadLetter(consumer, reason);
     }
 
     Duration deadLetterFailed(Delivery delivery, Exception error) {
         Duration delay = retryDelay(deadLetterFailures.incrementAndGet());
-        log.warn("[{}] {}: dead-letter publish failed, retry in {}: {}", consumer, delivery.coordinates(), delay,
+        log.warn("{} - {}: dead-letter publish failed, retry in {}: {}", consumer, delivery.coordinates(), delay,
                 error.toString());
         listener.onError(consumer, error);
         return delay;

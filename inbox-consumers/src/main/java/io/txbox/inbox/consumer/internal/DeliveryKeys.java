@@ -39,7 +39,7 @@ final class DeliveryKeys {
             }
         }
         if (keyPolicy == KeyPolicy.TRANSPORT_COORDINATES && delivery.transportKey() != null) {
-            log.debug("[{}] {}: no usable key header, keyed by transport coordinates", consumer,
+            log.debug("{} - {}: no usable key header, keyed by transport coordinates", consumer,
                     delivery.coordinates());
             return delivery.transportKey();
         }

@@ -51,7 +51,7 @@ final class GuardedListener implements ConsumerListener {
         try {
             call.run();
         } catch (RuntimeException e) {
-            log.warn("[{}] consumer listener threw, ignored", consumer, e);
+            log.warn("{} - consumer listener threw, ignored", consumer, e);
         }
     }
 }

@@ -158,14 +158,14 @@ final class Parking {
         s.scheduleWithFixedDelay(() -> {
             try {
                 for (Resolution r : resolveRequested(REQUESTS_PER_LOOK)) {
-                    log.info("[{}] requested resolution of ordering key {}: {} run, {} skipped, {}", consumer,
+                    log.info("{} - requested resolution of ordering key {}: {} run, {} skipped, {}", consumer,
                             keyLogs.show(r.orderingKey()), r.ran(), r.skipped(),
                             r.released() ? "released" : "stopped again at key " + keyLogs.show(
                                     java.util.Objects.requireNonNull(r.stoppedAt())));
                 }
                 listener.onParked(consumer, keys.stats());
             } catch (RuntimeException e) {
-                log.warn("[{}] looking for requested resolutions of parked keys failed, again in {}: {}", consumer,
+                log.warn("{} - looking for requested resolutions of parked keys failed, again in {}: {}", consumer,
                         pollInterval, e.toString());
             }
         }, pollInterval.toNanos(), pollInterval.toNanos(), TimeUnit.NANOSECONDS);
