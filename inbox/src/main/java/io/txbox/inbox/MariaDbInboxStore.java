@@ -91,10 +91,10 @@ final class MariaDbInboxStore extends JdbcInboxStore {
         }
     }
 
-    /** A write, then a locking read of the row it wrote. */
+    /** One upsert returning the row on MariaDB; on MySQL a write, then a locking read of the row it wrote. */
     @Override
     public boolean writesInOneStatement(Connection c) {
-        return false;
+        return sql.returning;
     }
 
     @Override
@@ -149,14 +149,16 @@ final class MariaDbInboxStore extends JdbcInboxStore {
 
     /**
      * One upsert of {@link MariaDbInboxSql} (receive, recordFailure or claim) through
-     * {@link InboxStore#classify}: write with a fresh token, read the row back locked, and report
-     * it as written when the token is there.
+     * {@link InboxStore#classify}: write with a fresh token and see the row as the write left it
+     * (returned by the upsert on MariaDB, read back locked on MySQL); it was written when the
+     * token is there.
      */
     private <T> T upsert(Connection c, Scope s, byte @Nullable [] fp, InboxSql.Stmt upsert, @Nullable String error,
             Answers<T> answers, Taken taken) throws SQLException {
         Read[] seen = new Read[1];
         return InboxStore.classify(s, fp, () -> {
             long token = ThreadLocalRandom.current().nextLong();
+            Read r;
             try (PreparedStatement ps = c.prepareStatement(upsert.sql())) {
                 int i = 1;
                 for (String param : upsert.params()) {
@@ -172,32 +174,42 @@ final class MariaDbInboxStore extends JdbcInboxStore {
                         ps.setString(i++, Objects.requireNonNull(error, param));
                     }
                 }
-                ps.executeUpdate();
+                if (sql.returning) {
+                    r = read(ps);
+                } else {
+                    ps.executeUpdate();
+                    r = readBack(c, s, token);
+                }
             }
-            Read r = read(c, s, token);
             seen[0] = r;
             return r != null && r.mine() ? taken.written(token, r) : null;
         }, () -> seen[0] == null ? null : seen[0].entry(), answers, what(s));
     }
 
-    private @Nullable Read read(Connection c, Scope s, long token) throws SQLException {
+    /** MySQL: the row the upsert wrote or met, read with the lock the upsert took. */
+    private @Nullable Read readBack(Connection c, Scope s, long token) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.read.sql())) {
             ps.setLong(1, token);
             bindKey(ps, 2, s);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return null;
-                }
-                boolean mine = rs.getBoolean(1);
-                int rstatus = rs.getInt(5);
-                Integer resultStatus = rs.wasNull() ? null : rstatus;
-                long micros = rs.getLong(12);
-                Long leaseMicros = rs.wasNull() ? null : micros;
-                Entry e = new Entry(rs.getString(2), rs.getBytes(3), rs.getBytes(4), resultStatus,
-                        strings(rs.getString(6)), strings(rs.getString(7)), rs.getInt(8), rs.getString(10),
-                        rs.getBoolean(11));
-                return new Read(e, mine, rs.getInt(9), leaseMicros);
+            return read(ps);
+        }
+    }
+
+    /** The row of {@code ps}'s result ({@link MariaDbInboxSql#read}'s columns), or null if none. */
+    private static @Nullable Read read(PreparedStatement ps) throws SQLException {
+        try (ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+                return null;
             }
+            boolean mine = rs.getBoolean(1);
+            int rstatus = rs.getInt(5);
+            Integer resultStatus = rs.wasNull() ? null : rstatus;
+            long micros = rs.getLong(12);
+            Long leaseMicros = rs.wasNull() ? null : micros;
+            Entry e = new Entry(rs.getString(2), rs.getBytes(3), rs.getBytes(4), resultStatus,
+                    strings(rs.getString(6)), strings(rs.getString(7)), rs.getInt(8), rs.getString(10),
+                    rs.getBoolean(11));
+            return new Read(e, mine, rs.getInt(9), leaseMicros);
         }
     }
 

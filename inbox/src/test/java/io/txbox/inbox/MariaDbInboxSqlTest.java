@@ -32,6 +32,27 @@ class MariaDbInboxSqlTest {
     }
 
     @Test
+    void writes_onMariaDb_returnTheRowTheReadBackWouldSee() {
+        String columns = sql.read.sql().substring("select ".length(), sql.read.sql().indexOf(" from "))
+                .replace("`shop`.`tx_inbox`.", "");
+        for (InboxSql.Stmt s : new InboxSql.Stmt[] {sql.receive, sql.recordFailure, sql.claim}) {
+            assertThat(s.sql()).endsWith(" returning " + columns);
+            assertThat(s.params()).last().asString().startsWith("token");
+        }
+        assertThat(sql.returning).isTrue();
+    }
+
+    @Test
+    void writes_onMySql_haveNoReturningAndAreReadBack() {
+        MariaDbInboxSql mysql = new MariaDbInboxSql(new TxboxTables("shop", "tx_"), Dialect.MYSQL, 5, 30_000_000L,
+                1000);
+        for (InboxSql.Stmt s : new InboxSql.Stmt[] {mysql.receive, mysql.recordFailure, mysql.claim}) {
+            assertThat(s.sql()).startsWith("insert into").doesNotContain("returning");
+        }
+        assertThat(mysql.returning).isFalse();
+    }
+
+    @Test
     void settings_areInlinedAtBuildTime() {
         assertThat(sql.claim.sql()).contains("CURRENT_TIMESTAMP(6) + INTERVAL 30000000 MICROSECOND").contains(">= 5");
         assertThat(sql.purge.sql()).startsWith("delete from").endsWith("order by `shop`.`tx_inbox`.`completed_at` limit 1000");
