@@ -57,6 +57,8 @@ import java.util.List;
  */
 final class MariaDbInboxSql {
     private static final TxboxInbox T = TXBOX_INBOX;
+    /** The start of the name of the savepoint a FIRST receive sets, before its token in base 36. */
+    static final String SAVEPOINT = "txbox_";
 
     /**
      * Binds: consumer, key, fingerprint, token, then fingerprint x 2 and token x 5 of the update,
@@ -107,7 +109,7 @@ final class MariaDbInboxSql {
         Condition byKey = T.CONSUMER.eq(p("consumer")).and(T.MESSAGE_KEY.eq(p("key")));
         Names n = new Names();
 
-        receive = upsert(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
+        receive = savepointFirst(upsert(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
                         T.COMPLETED_AT, T.RECEIVED_TXID)
                 .values(n.p("consumer"), n.p("key"), completed, n.bytes("fingerprint"), DSL.inline(1), now, n.token())
                 .onDuplicateKeyUpdate()
@@ -115,7 +117,7 @@ final class MariaDbInboxSql {
                 .set(T.ATTEMPTS, DSL.when(n.mine(), T.ATTEMPTS.plus(DSL.inline(1))).else_(T.ATTEMPTS))
                 .set(T.STATUS, DSL.when(n.mine(), completed).else_(T.STATUS))
                 .set(T.COMPLETED_AT, DSL.when(n.mine(), now).else_(T.COMPLETED_AT))
-                .set(T.LEASE_UNTIL, DSL.when(n.mine(), noTime).else_(T.LEASE_UNTIL)), n, now);
+                .set(T.LEASE_UNTIL, DSL.when(n.mine(), noTime).else_(T.LEASE_UNTIL)), n, now));
 
         // DEAD follows failures, not attempts (see InboxSql); failures is counted first, so the
         // status after it sees the new count.
@@ -254,6 +256,23 @@ final class MariaDbInboxSql {
      */
     private Stmt upsert(InsertOnDuplicateSetMoreStep<?> upsert, Names n, Field<LocalDateTime> now) {
         return returning ? stmt(upsert.returningResult(entry(n.token(), now)), n.done()) : stmt(upsert, n.done());
+    }
+
+    /**
+     * MariaDB's receive also sets {@link MariaDbInboxStore}'s savepoint, named after the token
+     * (bound first, as {@link #SAVEPOINT} and the token in base 36), in the same round trip: an
+     * anonymous block runs both and returns the upsert's row. The name is bound, not rendered, so
+     * the statement's text is the same for every call. The savepoint is set whatever the upsert
+     * finds; only a row that carries its token makes it count.
+     */
+    private Stmt savepointFirst(Stmt upsert) {
+        if (!returning) {
+            return upsert;
+        }
+        List<String> params = new ArrayList<>(upsert.params());
+        params.add(0, "savepoint");
+        return new Stmt("BEGIN NOT ATOMIC EXECUTE IMMEDIATE CONCAT('SAVEPOINT " + SAVEPOINT + "', ?); " + upsert.sql()
+                + "; END", List.copyOf(params));
     }
 
     /** {@code column} as whole microseconds since the epoch, free of any time zone; null stays null. */

@@ -24,8 +24,11 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Which transaction may store a result.</b> PostgreSQL compares the row's
  * {@code received_txid} with {@code txid_current()}; SQL on MariaDB and MySQL has no cheap
- * transaction id (InnoDB's needs the PROCESS privilege). So a receive that reports FIRST writes a
- * random 64-bit token into the row and sets a savepoint named after it ({@code txbox_<token>}).
+ * transaction id (InnoDB's needs the PROCESS privilege), and nothing else a statement leaves
+ * behind ends with the transaction. So a receive that reports FIRST writes a random 64-bit token
+ * into the row and has a savepoint named after it ({@code txbox_<token>}): on MariaDB the receive
+ * sets it in the upsert's own round trip, whatever the upsert finds ({@link MariaDbInboxSql});
+ * on MySQL, which lacks that statement form, a second round trip sets it after a FIRST.
  * Savepoints belong to one transaction: they end with its commit or rollback, and with a rollback
  * to an earlier savepoint, which also undoes the receive. {@link #storeResult} reads the row's
  * token and stores only if this transaction still has that savepoint: never in a later
@@ -52,8 +55,10 @@ final class MariaDbInboxStore extends JdbcInboxStore {
     @Override
     public <T> T receive(Connection tx, Scope s, byte @Nullable [] fp, Answers<T> answers) throws SQLException {
         return upsert(tx, s, fp, sql.receive, null, answers, (token, e) -> {
-            try (Statement st = tx.createStatement()) {
-                st.execute("SAVEPOINT " + savepoint(token));
+            if (!sql.returning) { // MariaDB's receive set it already
+                try (Statement st = tx.createStatement()) {
+                    st.execute("SAVEPOINT " + savepoint(token));
+                }
             }
             return new Written(COMPLETED, e.attempts(), 0, null, null);
         });
@@ -162,7 +167,9 @@ final class MariaDbInboxStore extends JdbcInboxStore {
             try (PreparedStatement ps = c.prepareStatement(upsert.sql())) {
                 int i = 1;
                 for (String param : upsert.params()) {
-                    if (param.equals("consumer")) {
+                    if (param.equals("savepoint")) {
+                        ps.setString(i++, Long.toUnsignedString(token, 36));
+                    } else if (param.equals("consumer")) {
                         ps.setString(i++, s.column());
                     } else if (param.equals("key")) {
                         ps.setString(i++, s.key());
@@ -243,7 +250,7 @@ final class MariaDbInboxStore extends JdbcInboxStore {
     }
 
     private static String savepoint(long token) {
-        return "txbox_" + Long.toUnsignedString(token, 36);
+        return MariaDbInboxSql.SAVEPOINT + Long.toUnsignedString(token, 36);
     }
 
     private static String @Nullable [] strings(@Nullable String json) {
