@@ -94,8 +94,14 @@ final class MariaDbInboxSql {
     final boolean returning;
 
     MariaDbInboxSql(TxboxTables tables, Dialect dialect, int maxAttempts, long leaseMicros, int purgeBatch) {
+        this(tables, dialect, dialect.insertReturning(), maxAttempts, leaseMicros, purgeBatch);
+    }
+
+    /** With {@code returning} given: false on MariaDB renders MySQL's path in MariaDB's words, for tests. */
+    MariaDbInboxSql(TxboxTables tables, Dialect dialect, boolean returning, int maxAttempts, long leaseMicros,
+            int purgeBatch) {
         DSLContext ctx = Jooq.renderer(tables, dialect);
-        returning = dialect.insertReturning();
+        this.returning = returning;
         Field<String> completed = DSL.inline(COMPLETED);
         Field<String> processing = DSL.inline(PROCESSING);
         Field<String> failed = DSL.inline(FAILED);

@@ -47,7 +47,7 @@ final class MariaDbInboxStore extends JdbcInboxStore {
         this(new MariaDbInboxSql(tables, dialect, maxAttempts, leaseMicros, purgeBatchSize), purgeBatchSize, what);
     }
 
-    private MariaDbInboxStore(MariaDbInboxSql sql, int purgeBatchSize, String what) {
+    MariaDbInboxStore(MariaDbInboxSql sql, int purgeBatchSize, String what) {
         super(sql.shared, purgeBatchSize, what);
         this.sql = sql;
     }
