@@ -73,6 +73,15 @@ public enum Dialect {
         return this == POSTGRESQL;
     }
 
+    /**
+     * Whether {@code INSERT ... RETURNING} returns the rows written, also from an upsert
+     * ({@code ON CONFLICT} / {@code ON DUPLICATE KEY UPDATE}): PostgreSQL, and MariaDB from 10.5;
+     * MySQL has no {@code RETURNING}.
+     */
+    public boolean insertReturning() {
+        return this != MYSQL;
+    }
+
     /** The oldest supported version, {@code "10.6"}; empty for PostgreSQL. */
     public String minimumVersion() {
         return this == POSTGRESQL ? "" : minMajor + "." + minMinor;

@@ -17,6 +17,7 @@ import io.txbox.internal.mariadb.schema.tables.TxboxInbox;
 import io.txbox.internal.shaded.jooq.Condition;
 import io.txbox.internal.shaded.jooq.DSLContext;
 import io.txbox.internal.shaded.jooq.Field;
+import io.txbox.internal.shaded.jooq.InsertOnDuplicateSetMoreStep;
 import io.txbox.internal.shaded.jooq.Param;
 import io.txbox.internal.shaded.jooq.impl.DSL;
 import io.txbox.internal.shaded.jooq.impl.SQLDataType;
@@ -38,11 +39,14 @@ import java.util.List;
  * PROCESSING with an expired lease) and the fingerprints agree; then it writes the call's random
  * {@code token} into {@code received_txid}, and every later assignment follows that column
  * (MariaDB and MySQL run the assignments left to right, each seeing the values set before it).
- * There is no {@code RETURNING} for this statement, and the affected-rows count depends on the
- * driver's found-rows flag, so {@link #read} reads the row back with {@code FOR UPDATE}: the lock
- * is already held, and a locking read sees the latest committed row (a plain read at REPEATABLE
- * READ would see the transaction's snapshot, which may predate the entry). The write was this
- * call's exactly when its token is there. Parameters are bound again instead of
+ * The write was this call's exactly when its token is there. On MariaDB the statement ends in
+ * {@code RETURNING} (10.5+), which gives the row as the write left it, read under the lock the
+ * write took: one round trip. MySQL has no {@code RETURNING}, and the affected-rows count depends
+ * on the driver's found-rows flag, so there {@link #read} reads the row back with
+ * {@code FOR UPDATE}: the lock is already held, and a locking read sees the latest committed row
+ * (a plain read at REPEATABLE READ would see the transaction's snapshot, which may predate the
+ * entry). Which of the two is decided once, from the dialect the first connection showed
+ * ({@link Dialect#insertReturning()}). Parameters are bound again instead of
  * {@code VALUES(col)}, which MySQL 8.0.20+ deprecates.
  *
  * <p><b>Time.</b> Leases are in database time ({@code CURRENT_TIMESTAMP(6)}). The fencing token
@@ -53,18 +57,19 @@ import java.util.List;
  */
 final class MariaDbInboxSql {
     private static final TxboxInbox T = TXBOX_INBOX;
+    /** The start of the name of the savepoint a FIRST receive sets, before its token in base 36. */
+    static final String SAVEPOINT = "txbox_";
 
-    /** Binds: consumer, key, fingerprint, token, then fingerprint x 2 and token x 5 of the update. */
+    /**
+     * Binds: consumer, key, fingerprint, token, then fingerprint x 2 and token x 5 of the update,
+     * then (on MariaDB) the token of {@code RETURNING}, as {@link #recordFailure} and {@link #claim}.
+     */
     final Stmt receive;
     /** Binds: consumer, key, fingerprint, error, token, then fingerprint x 2, token x 5 and error of the update. */
     final Stmt recordFailure;
     /** Binds: consumer, key, fingerprint, token, then fingerprint x 2 and token x 6 of the update. */
     final Stmt claim;
-    /**
-     * Binds: token, consumer, key. Columns: mine (the token is the entry's), status, fingerprint,
-     * result, result_status, result_header_names, result_header_values (json), attempts, failures,
-     * last_error, lease running, lease end (epoch microseconds).
-     */
+    /** MySQL's read after an upsert. Binds: token, consumer, key. Columns: {@link #entry}'s. */
     final Stmt read;
     /** Binds: consumer, key. The token of the COMPLETED entry, locked. */
     final Stmt receivedToken;
@@ -81,9 +86,22 @@ final class MariaDbInboxSql {
     final Stmt countDead;
     /** The statements every store binds alike ({@link JdbcInboxStore}). */
     final JdbcInboxStore.Shared shared;
+    /**
+     * Whether the three upserts end in {@code RETURNING} the columns of {@link #read} (MariaDB):
+     * one round trip, with {@link #read} unused. MySQL has no {@code RETURNING}, so there each
+     * upsert is followed by {@link #read}.
+     */
+    final boolean returning;
 
     MariaDbInboxSql(TxboxTables tables, Dialect dialect, int maxAttempts, long leaseMicros, int purgeBatch) {
+        this(tables, dialect, dialect.insertReturning(), maxAttempts, leaseMicros, purgeBatch);
+    }
+
+    /** With {@code returning} given: false on MariaDB renders MySQL's path in MariaDB's words, for tests. */
+    MariaDbInboxSql(TxboxTables tables, Dialect dialect, boolean returning, int maxAttempts, long leaseMicros,
+            int purgeBatch) {
         DSLContext ctx = Jooq.renderer(tables, dialect);
+        this.returning = returning;
         Field<String> completed = DSL.inline(COMPLETED);
         Field<String> processing = DSL.inline(PROCESSING);
         Field<String> failed = DSL.inline(FAILED);
@@ -97,7 +115,7 @@ final class MariaDbInboxSql {
         Condition byKey = T.CONSUMER.eq(p("consumer")).and(T.MESSAGE_KEY.eq(p("key")));
         Names n = new Names();
 
-        receive = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
+        receive = savepointFirst(upsert(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
                         T.COMPLETED_AT, T.RECEIVED_TXID)
                 .values(n.p("consumer"), n.p("key"), completed, n.bytes("fingerprint"), DSL.inline(1), now, n.token())
                 .onDuplicateKeyUpdate()
@@ -105,13 +123,12 @@ final class MariaDbInboxSql {
                 .set(T.ATTEMPTS, DSL.when(n.mine(), T.ATTEMPTS.plus(DSL.inline(1))).else_(T.ATTEMPTS))
                 .set(T.STATUS, DSL.when(n.mine(), completed).else_(T.STATUS))
                 .set(T.COMPLETED_AT, DSL.when(n.mine(), now).else_(T.COMPLETED_AT))
-                .set(T.LEASE_UNTIL, DSL.when(n.mine(), noTime).else_(T.LEASE_UNTIL)),
-                n.done());
+                .set(T.LEASE_UNTIL, DSL.when(n.mine(), noTime).else_(T.LEASE_UNTIL)), n, now));
 
         // DEAD follows failures, not attempts (see InboxSql); failures is counted first, so the
         // status after it sees the new count.
         n = new Names();
-        recordFailure = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
+        recordFailure = upsert(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
                         T.FAILURES, T.LAST_ERROR, T.RECEIVED_TXID)
                 .values(n.p("consumer"), n.p("key"), maxAttempts <= 1 ? dead : failed, n.bytes("fingerprint"),
                         DSL.inline(1), DSL.inline(1), n.p("error"), n.token())
@@ -122,14 +139,13 @@ final class MariaDbInboxSql {
                         .else_(T.STATUS))
                 .set(T.ATTEMPTS, DSL.when(n.mine(), T.ATTEMPTS.plus(DSL.inline(1))).else_(T.ATTEMPTS))
                 .set(T.LEASE_UNTIL, DSL.when(n.mine(), noTime).else_(T.LEASE_UNTIL))
-                .set(T.LAST_ERROR, DSL.when(n.mine(), n.p("error")).else_(T.LAST_ERROR)),
-                n.done());
+                .set(T.LAST_ERROR, DSL.when(n.mine(), n.p("error")).else_(T.LAST_ERROR)), n, now);
 
         // A takeover of an expired lease counts a failure (the worker neither completed, failed
         // nor released); when that failure uses up maxAttempts the entry is parked as DEAD. After
         // failures and status are decided (left to right), status = 'DEAD' means exactly that.
         n = new Names();
-        claim = stmt(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
+        claim = upsert(ctx.insertInto(T, T.CONSUMER, T.MESSAGE_KEY, T.STATUS, T.FINGERPRINT, T.ATTEMPTS,
                         T.LEASE_UNTIL, T.RECEIVED_TXID)
                 .values(n.p("consumer"), n.p("key"), processing, n.bytes("fingerprint"), DSL.inline(1), leaseEnd,
                         n.token())
@@ -149,13 +165,9 @@ final class MariaDbInboxSql {
                                 DSL.coalesce(T.LAST_ERROR, DSL.inline("none"))))
                         .else_(T.LAST_ERROR))
                 .set(T.LEASE_UNTIL, DSL.when(n.mine(), DSL.when(T.STATUS.eq(dead), noTime).else_(leaseEnd))
-                        .else_(T.LEASE_UNTIL)),
-                n.done());
+                        .else_(T.LEASE_UNTIL)), n, now);
 
-        read = stmt(ctx.select(DSL.field(T.RECEIVED_TXID.eq(DSL.param("token", SQLDataType.BIGINT))), T.STATUS,
-                        T.FINGERPRINT, T.RESULT, T.RESULT_STATUS, T.RESULT_HEADER_NAMES, T.RESULT_HEADER_VALUES,
-                        T.ATTEMPTS, T.FAILURES, T.LAST_ERROR, DSL.field(T.LEASE_UNTIL.gt(now)), epochMicros(T.LEASE_UNTIL))
-                .from(T).where(byKey).forUpdate(),
+        read = stmt(ctx.select(entry(DSL.param("token", SQLDataType.BIGINT), now)).from(T).where(byKey).forUpdate(),
                 "token", "consumer", "key");
 
         receivedToken = stmt(ctx.select(T.RECEIVED_TXID).from(T).where(byKey).and(T.STATUS.eq(completed)).forUpdate(),
@@ -229,6 +241,44 @@ final class MariaDbInboxSql {
                 "cutoff");
         countDead = stmt(ctx.selectCount().from(T).where(T.STATUS.eq(dead)));
         shared = new JdbcInboxStore.Shared(complete, release, resetDead, listDead, purge, completedByConsumer, countDead);
+    }
+
+    /**
+     * What a write reports of the entry, in the order {@link MariaDbInboxStore} reads it: mine
+     * ({@code token} is the entry's), status, fingerprint, result, result_status,
+     * result_header_names, result_header_values (json), attempts, failures, last_error, lease
+     * running, lease end (epoch microseconds).
+     */
+    private static List<Field<?>> entry(Field<Long> token, Field<LocalDateTime> now) {
+        return List.of(DSL.field(T.RECEIVED_TXID.eq(token)), T.STATUS, T.FINGERPRINT, T.RESULT, T.RESULT_STATUS,
+                T.RESULT_HEADER_NAMES, T.RESULT_HEADER_VALUES, T.ATTEMPTS, T.FAILURES, T.LAST_ERROR,
+                DSL.field(T.LEASE_UNTIL.gt(now)), epochMicros(T.LEASE_UNTIL));
+    }
+
+    /**
+     * One of the three upserts, returning {@link #entry} where the database can ({@link #returning}):
+     * MariaDB returns the row as the statement left it, inserted or updated (or left alone), read
+     * under the lock the write took, so it is what {@link #read} would have seen.
+     */
+    private Stmt upsert(InsertOnDuplicateSetMoreStep<?> upsert, Names n, Field<LocalDateTime> now) {
+        return returning ? stmt(upsert.returningResult(entry(n.token(), now)), n.done()) : stmt(upsert, n.done());
+    }
+
+    /**
+     * MariaDB's receive also sets {@link MariaDbInboxStore}'s savepoint, named after the token
+     * (bound first, as {@link #SAVEPOINT} and the token in base 36), in the same round trip: an
+     * anonymous block runs both and returns the upsert's row. The name is bound, not rendered, so
+     * the statement's text is the same for every call. The savepoint is set whatever the upsert
+     * finds; only a row that carries its token makes it count.
+     */
+    private Stmt savepointFirst(Stmt upsert) {
+        if (!returning) {
+            return upsert;
+        }
+        List<String> params = new ArrayList<>(upsert.params());
+        params.add(0, "savepoint");
+        return new Stmt("BEGIN NOT ATOMIC EXECUTE IMMEDIATE CONCAT('SAVEPOINT " + SAVEPOINT + "', ?); " + upsert.sql()
+                + "; END", List.copyOf(params));
     }
 
     /** {@code column} as whole microseconds since the epoch, free of any time zone; null stays null. */

@@ -24,8 +24,11 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Which transaction may store a result.</b> PostgreSQL compares the row's
  * {@code received_txid} with {@code txid_current()}; SQL on MariaDB and MySQL has no cheap
- * transaction id (InnoDB's needs the PROCESS privilege). So a receive that reports FIRST writes a
- * random 64-bit token into the row and sets a savepoint named after it ({@code txbox_<token>}).
+ * transaction id (InnoDB's needs the PROCESS privilege), and nothing else a statement leaves
+ * behind ends with the transaction. So a receive that reports FIRST writes a random 64-bit token
+ * into the row and has a savepoint named after it ({@code txbox_<token>}): on MariaDB the receive
+ * sets it in the upsert's own round trip, whatever the upsert finds ({@link MariaDbInboxSql});
+ * on MySQL, which lacks that statement form, a second round trip sets it after a FIRST.
  * Savepoints belong to one transaction: they end with its commit or rollback, and with a rollback
  * to an earlier savepoint, which also undoes the receive. {@link #storeResult} reads the row's
  * token and stores only if this transaction still has that savepoint: never in a later
@@ -44,7 +47,7 @@ final class MariaDbInboxStore extends JdbcInboxStore {
         this(new MariaDbInboxSql(tables, dialect, maxAttempts, leaseMicros, purgeBatchSize), purgeBatchSize, what);
     }
 
-    private MariaDbInboxStore(MariaDbInboxSql sql, int purgeBatchSize, String what) {
+    MariaDbInboxStore(MariaDbInboxSql sql, int purgeBatchSize, String what) {
         super(sql.shared, purgeBatchSize, what);
         this.sql = sql;
     }
@@ -52,8 +55,10 @@ final class MariaDbInboxStore extends JdbcInboxStore {
     @Override
     public <T> T receive(Connection tx, Scope s, byte @Nullable [] fp, Answers<T> answers) throws SQLException {
         return upsert(tx, s, fp, sql.receive, null, answers, (token, e) -> {
-            try (Statement st = tx.createStatement()) {
-                st.execute("SAVEPOINT " + savepoint(token));
+            if (!sql.returning) { // MariaDB's receive set it already
+                try (Statement st = tx.createStatement()) {
+                    st.execute("SAVEPOINT " + savepoint(token));
+                }
             }
             return new Written(COMPLETED, e.attempts(), 0, null, null);
         });
@@ -91,10 +96,10 @@ final class MariaDbInboxStore extends JdbcInboxStore {
         }
     }
 
-    /** A write, then a locking read of the row it wrote. */
+    /** One upsert returning the row on MariaDB; on MySQL a write, then a locking read of the row it wrote. */
     @Override
     public boolean writesInOneStatement(Connection c) {
-        return false;
+        return sql.returning;
     }
 
     @Override
@@ -149,18 +154,22 @@ final class MariaDbInboxStore extends JdbcInboxStore {
 
     /**
      * One upsert of {@link MariaDbInboxSql} (receive, recordFailure or claim) through
-     * {@link InboxStore#classify}: write with a fresh token, read the row back locked, and report
-     * it as written when the token is there.
+     * {@link InboxStore#classify}: write with a fresh token and see the row as the write left it
+     * (returned by the upsert on MariaDB, read back locked on MySQL); it was written when the
+     * token is there.
      */
     private <T> T upsert(Connection c, Scope s, byte @Nullable [] fp, InboxSql.Stmt upsert, @Nullable String error,
             Answers<T> answers, Taken taken) throws SQLException {
         Read[] seen = new Read[1];
         return InboxStore.classify(s, fp, () -> {
             long token = ThreadLocalRandom.current().nextLong();
+            Read r;
             try (PreparedStatement ps = c.prepareStatement(upsert.sql())) {
                 int i = 1;
                 for (String param : upsert.params()) {
-                    if (param.equals("consumer")) {
+                    if (param.equals("savepoint")) {
+                        ps.setString(i++, Long.toUnsignedString(token, 36));
+                    } else if (param.equals("consumer")) {
                         ps.setString(i++, s.column());
                     } else if (param.equals("key")) {
                         ps.setString(i++, s.key());
@@ -172,32 +181,42 @@ final class MariaDbInboxStore extends JdbcInboxStore {
                         ps.setString(i++, Objects.requireNonNull(error, param));
                     }
                 }
-                ps.executeUpdate();
+                if (sql.returning) {
+                    r = read(ps);
+                } else {
+                    ps.executeUpdate();
+                    r = readBack(c, s, token);
+                }
             }
-            Read r = read(c, s, token);
             seen[0] = r;
             return r != null && r.mine() ? taken.written(token, r) : null;
         }, () -> seen[0] == null ? null : seen[0].entry(), answers, what(s));
     }
 
-    private @Nullable Read read(Connection c, Scope s, long token) throws SQLException {
+    /** MySQL: the row the upsert wrote or met, read with the lock the upsert took. */
+    private @Nullable Read readBack(Connection c, Scope s, long token) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.read.sql())) {
             ps.setLong(1, token);
             bindKey(ps, 2, s);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return null;
-                }
-                boolean mine = rs.getBoolean(1);
-                int rstatus = rs.getInt(5);
-                Integer resultStatus = rs.wasNull() ? null : rstatus;
-                long micros = rs.getLong(12);
-                Long leaseMicros = rs.wasNull() ? null : micros;
-                Entry e = new Entry(rs.getString(2), rs.getBytes(3), rs.getBytes(4), resultStatus,
-                        strings(rs.getString(6)), strings(rs.getString(7)), rs.getInt(8), rs.getString(10),
-                        rs.getBoolean(11));
-                return new Read(e, mine, rs.getInt(9), leaseMicros);
+            return read(ps);
+        }
+    }
+
+    /** The row of {@code ps}'s result ({@link MariaDbInboxSql#read}'s columns), or null if none. */
+    private static @Nullable Read read(PreparedStatement ps) throws SQLException {
+        try (ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+                return null;
             }
+            boolean mine = rs.getBoolean(1);
+            int rstatus = rs.getInt(5);
+            Integer resultStatus = rs.wasNull() ? null : rstatus;
+            long micros = rs.getLong(12);
+            Long leaseMicros = rs.wasNull() ? null : micros;
+            Entry e = new Entry(rs.getString(2), rs.getBytes(3), rs.getBytes(4), resultStatus,
+                    strings(rs.getString(6)), strings(rs.getString(7)), rs.getInt(8), rs.getString(10),
+                    rs.getBoolean(11));
+            return new Read(e, mine, rs.getInt(9), leaseMicros);
         }
     }
 
@@ -231,7 +250,7 @@ final class MariaDbInboxStore extends JdbcInboxStore {
     }
 
     private static String savepoint(long token) {
-        return "txbox_" + Long.toUnsignedString(token, 36);
+        return MariaDbInboxSql.SAVEPOINT + Long.toUnsignedString(token, 36);
     }
 
     private static String @Nullable [] strings(@Nullable String json) {
