@@ -24,7 +24,10 @@ import org.slf4j.MDC;
  */
 final class Worker implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Worker.class);
-    /** Waits after a wake-up before falling back to the poll: the sender's commit may still be under way. */
+    /**
+     * Waits after a wake-up, or after a batch that found rows, before falling back to the poll: the
+     * sender's commit may still be under way, and a busy sender's next rows come within milliseconds.
+     */
     private static final int[] WAKE_STEPS_MILLIS = {1, 2, 4, 8, 16, 32, 64};
     private static final long MAX_ERROR_PAUSE_MILLIS = 5_000;
     /**
@@ -92,8 +95,10 @@ final class Worker implements Runnable {
                     errorStreak = 0;
                     engine.tablesPresent();
                     if (claimed > 0) {
-                        resetWake();
-                        continue; // more rows may be waiting; an empty claim costs one round trip
+                        // more rows may be waiting, and a busy sender's next ones come soon: after an
+                        // empty claim, look again within milliseconds (the wake steps), not after the poll
+                        wokenAfterRows();
+                        continue;
                     }
                     idle();
                 } catch (Exception e) {
@@ -310,9 +315,9 @@ final class Worker implements Runnable {
         }
     }
 
-    private void resetWake() {
+    private void wokenAfterRows() {
         synchronized (signal) {
-            wakeStep = -1;
+            wakeStep = 0;
         }
     }
 
