@@ -250,8 +250,9 @@ public interface Relay extends AutoCloseable {
 
         /**
          * How long an idle worker waits before looking again; default 200 ms, 1 ms to 1 h. A wake-up
-         * ({@link #wakeOn}, {@link #listen}) or a batch that found rows makes it look again within
-         * milliseconds instead (after 1, 2, 4, ... 64 ms), then it falls back to this interval.
+         * ({@link #wakeOn}, {@link #listen}), and while listening a batch that found rows, makes it
+         * look again within milliseconds instead (after 1, 2, 4, ... 64 ms, none longer than this
+         * interval), then it falls back to this interval.
          */
         public Builder pollInterval(Duration pollInterval) {
             return RelayOption.POLL_INTERVAL.set(this, pollInterval);
@@ -264,9 +265,10 @@ public interface Relay extends AutoCloseable {
          * DataSource, on which it runs {@code LISTEN} for its outbox table's channel; each
          * notification ({@code Outbox.Builder.notifyRelays}, at most one per 10 ms per sending
          * outbox) wakes every worker. A lost connection is logged once and opened again with
-         * backoff (100 ms doubling up to 5 s); meanwhile the workers poll. On MariaDB and MySQL,
-         * which have no NOTIFY, it does nothing: there the poll after a batch that found rows keeps
-         * a busy relay prompt, and an idle one looks every {@link #pollInterval}.
+         * backoff (100 ms doubling up to 5 s); meanwhile the workers poll. A listening worker that
+         * found rows looks again after 1, 2, 4, ... 64 ms, which finds the rows sent between two
+         * notifications. On MariaDB and MySQL, which have no NOTIFY, it does nothing: there a relay
+         * in another process polls every {@link #pollInterval}.
          */
         public Builder listen(boolean listen) {
             return RelayOption.LISTEN.set(this, listen);

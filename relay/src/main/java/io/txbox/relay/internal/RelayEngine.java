@@ -40,6 +40,8 @@ final class RelayEngine implements Relay {
     /** The DataSource's database, set with {@link #store}. */
     private volatile @Nullable Dialect dialect;
     private @Nullable WakeListener wakeListener;
+    /** Whether the relay listens for other processes' sends; set in {@link #start()} before the workers run. */
+    private volatile boolean listening;
     /** The parked keys' figures, for the backlog sample; set with {@link #store}. */
     private volatile @Nullable ParkedKeys parked;
     private final DestinationWaits waits;
@@ -104,6 +106,7 @@ final class RelayEngine implements Relay {
         }
         // which database this is decides the statements; a database that cannot be reached fails here
         store();
+        listening = canListen();
         state.set(RelayStatus.State.RUNNING);
         for (int i = 0; i < settings.workers(); i++) {
             Worker w = new Worker(this, i);
@@ -128,15 +131,23 @@ final class RelayEngine implements Relay {
             backlogSampler = sampler;
         }
         settings.wakeOn().forEach(o -> wakeSubscriptions.add(o.onSend(this::wakeUp)));
-        boolean listening = startListener();
+        if (listening) {
+            WakeListener l = new WakeListener(settings, this::wakeUp);
+            wakeListener = l;
+            l.start();
+        }
         log.info("{} - started: {} workers, routes {}, batch {}, poll {}{}, publish timeout {}, lane lease {}",
                 settings.relayId(), settings.workers(), settings.routes(), settings.batchSize(),
                 settings.pollInterval(), listening ? " (woken by sends: LISTEN)" : "", settings.publishTimeout(),
                 settings.laneLease());
     }
 
-    /** Starts the {@link WakeListener} where the option asks for it and the database has NOTIFY. */
-    private boolean startListener() {
+    /** Whether a {@link WakeListener} runs: where the option asks for it and the database has NOTIFY. */
+    boolean listening() {
+        return listening;
+    }
+
+    private boolean canListen() {
         Dialect d = dialect;
         if (!settings.listen() || d == null || !d.hasNotify()) {
             return false;
@@ -146,9 +157,6 @@ final class RelayEngine implements Relay {
                     + " classpath; the workers poll every {}", settings.relayId(), settings.pollInterval());
             return false;
         }
-        WakeListener l = new WakeListener(settings, this::wakeUp);
-        wakeListener = l;
-        l.start();
         return true;
     }
 
