@@ -126,7 +126,7 @@ final class E2eLatency extends Scenario {
         HikariDataSource sendDs = env.pool("senders", senders, false);
         SqlTiming relaySql = traceSql ? new SqlTiming() : null;
         SqlTiming recvSql = traceSql ? new SqlTiming() : null;
-        javax.sql.DataSource relayDs = traced(relaySql, env.pool("relay", relayRun.workers + 1));
+        javax.sql.DataSource relayDs = traced(relaySql, env.pool("relay", relayRun.poolSize()));
         HikariDataSource recvPool = env.pool("receivers", consumers, false);
         javax.sql.DataSource recvDs = traced(recvSql, recvPool);
         Outbox outbox = Outbox.builder().tables(env.tables).build();
