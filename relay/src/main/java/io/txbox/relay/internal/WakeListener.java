@@ -23,6 +23,8 @@ final class WakeListener implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Relay.class);
     /** How long one wait for notifications blocks (reading the socket, no round trip); bounds how late a stop is seen. */
     static final int WAIT_MILLIS = 250;
+    /** How often a quiet connection is checked: a connection dropped without a word (a NAT's idle timeout) reads as silence. */
+    private static final long CHECK_NANOS = 30_000_000_000L;
     private static final long FIRST_RETRY_MILLIS = 100;
     private static final long MAX_RETRY_MILLIS = 5_000;
 
@@ -65,10 +67,15 @@ final class WakeListener implements Runnable {
                         wake.run(); // rows sent while it was down
                     }
                     failures = 0;
+                    long checked = System.nanoTime();
                     while (running) {
                         PGNotification[] received = pg.getNotifications(WAIT_MILLIS);
                         if (received != null && received.length > 0) {
                             wake.run();
+                            checked = System.nanoTime();
+                        } else if (System.nanoTime() - checked > CHECK_NANOS) {
+                            check();
+                            checked = System.nanoTime();
                         }
                     }
                     unlisten();
@@ -109,6 +116,14 @@ final class WakeListener implements Runnable {
             s.execute(listenSql);
         }
         return c.unwrap(PGConnection.class);
+    }
+
+    /** One round trip on a quiet connection; a notification it brings in is read by the next wait. */
+    private void check() throws SQLException {
+        Connection c = connection;
+        if (c == null || !c.isValid(5)) {
+            throw new SQLException("the listening connection did not answer a check within 5 s", "08006");
+        }
     }
 
     /** Leaves the pooled connection as it found it: a listening one would gather notifications for whoever borrows it next. */
