@@ -120,7 +120,7 @@ public interface Outbox {
          * delivered when the transaction commits, at most once per {@link Outbox#NOTIFY_SPACING} per
          * outbox, because PostgreSQL serializes the commits of notifying transactions. Rows for a
          * destination in CDC mode never notify. On MariaDB and MySQL, which have no NOTIFY, it does
-         * nothing. A relay in the same process is woken by {@link #onSend} in any case.
+         * nothing. A relay in the same process is woken by {@link Outbox#onSend} in any case.
          */
         public Builder notifyRelays(boolean notifyRelays) {
             this.notifyRelays = notifyRelays;
