@@ -41,7 +41,7 @@ final class BacklogScaling extends Scenario {
     @Override
     void run() throws Exception {
         HikariDataSource writers = env.pool("writers", 2);
-        HikariDataSource relayDs = env.pool("relay", relayRun.workers + 1);
+        HikariDataSource relayDs = env.pool("relay", relayRun.poolSize());
         Outbox outbox = Outbox.builder().tables(env.tables).build();
         byte[] payload = payload(payloadSize);
         List<Html.Series> series = new ArrayList<>();

@@ -126,7 +126,7 @@ final class E2eLatency extends Scenario {
         HikariDataSource sendDs = env.pool("senders", senders, false);
         SqlTiming relaySql = traceSql ? new SqlTiming() : null;
         SqlTiming recvSql = traceSql ? new SqlTiming() : null;
-        javax.sql.DataSource relayDs = traced(relaySql, env.pool("relay", relayRun.workers + 1));
+        javax.sql.DataSource relayDs = traced(relaySql, env.pool("relay", relayRun.poolSize()));
         HikariDataSource recvPool = env.pool("receivers", consumers, false);
         javax.sql.DataSource recvDs = traced(recvSql, recvPool);
         Outbox outbox = Outbox.builder().tables(env.tables).build();
@@ -302,7 +302,8 @@ final class E2eLatency extends Scenario {
                 .figure("process_doubled", p.doubled(), "msgs")
                 .target("process_p50_ms", "<=", 10)
                 .target("process_p99_ms", "<=", 50);
-        report.note("process_*: the standalone relay jar in its own JVM with its defaults (not woken by the send),"
+        report.note("process_*: the standalone relay jar in its own JVM with its defaults (woken by the senders'"
+                + " NOTIFY on PostgreSQL, txbox.relay.listen),"
                 + " the same schedule and receivers, after the in-process pass");
     }
 

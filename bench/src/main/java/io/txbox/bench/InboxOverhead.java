@@ -44,6 +44,7 @@ final class InboxOverhead extends Scenario {
     private int seconds;
     private int warmup;
     private int payloadSize;
+    private boolean noNotify;
 
     private Inbox inbox;
     private Outbox outbox;
@@ -67,6 +68,8 @@ final class InboxOverhead extends Scenario {
         seconds = o.intValue("seconds", 10, "seconds per side and round");
         warmup = o.intValue("warmup", 5, "warm-up seconds");
         payloadSize = o.intValue("payload", 400, "payload bytes");
+        noNotify = o.flag("no-notify", "txbox's outbox without its relay wake-up (notifyRelays(false)): on PostgreSQL"
+                + " no pg_notify, which it otherwise runs at most once per 10 ms");
         if (threads < 1 || rounds < 1 || seconds < 1 || warmup < 0) {
             throw new Options.UsageException("--threads, --rounds and --seconds must be at least 1");
         }
@@ -76,7 +79,7 @@ final class InboxOverhead extends Scenario {
     void run() throws Exception {
         HikariDataSource ds = env.pool("inbox-overhead", threads, false);
         inbox = Inbox.builder(CONSUMER).tables(env.tables).build();
-        outbox = Outbox.builder().tables(env.tables).build();
+        outbox = Outbox.builder().tables(env.tables).notifyRelays(!noNotify).build();
         payload = payload(payloadSize);
         captureSql(ds);
         if (env.mariadb) {

@@ -61,7 +61,7 @@ final class Poison extends Scenario {
     @Override
     void run() throws Exception {
         HikariDataSource writers = env.pool("writers", 1);
-        HikariDataSource relayDs = env.pool("relay", relayRun.workers + 1);
+        HikariDataSource relayDs = env.pool("relay", relayRun.poolSize());
         Outbox outbox = Outbox.builder().tables(env.tables).build();
         byte[] payload = payload(400);
         relayRun.warmup(env, writers, relayDs, outbox, Broker.KAFKA);

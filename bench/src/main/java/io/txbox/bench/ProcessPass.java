@@ -17,9 +17,9 @@ import org.HdrHistogram.Recorder;
 
 /**
  * {@code e2e-latency --relay process}: the same send schedule and receivers as the in-process
- * pass, but the relay is the standalone jar in a JVM of its own with its defaults, which the send
- * cannot wake: latency from the send commit to the receiving inbox commit, as a service with the
- * relay beside it sees it. Keys {@code p<i>:e2e}, on a topic of its own.
+ * pass, but the relay is the standalone jar in a JVM of its own with its defaults, woken only
+ * through the database (the senders' NOTIFY, {@code txbox.relay.listen}): latency from the send
+ * commit to the receiving inbox commit, as a service with the relay beside it sees it. Keys {@code p<i>:e2e}, on a topic of its own.
  */
 final class ProcessPass {
     /** What the pass measured; {@code lost} and {@code doubled} from the business table. */

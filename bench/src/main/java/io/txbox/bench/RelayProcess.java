@@ -42,7 +42,7 @@ final class RelayProcess {
         cfg.setUsername(user);
         cfg.setPassword(password);
         cfg.setSchema(schema);
-        cfg.setMaximumPoolSize(run.workers + 1);
+        cfg.setMaximumPoolSize(run.poolSize());
         cfg.setPoolName(id);
         cfg.addDataSourceProperty("ApplicationName", id);
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);

@@ -32,7 +32,12 @@ final class RelayRun {
         strictFencing = o.flag("strict-fencing", "Kafka per-lane transactions");
     }
 
-    /** {@code linger.ms=10,batch.size=65536}: Kafka producer overrides for experiments. */
+    /** The relay's pool: a connection per worker, the listening one (PostgreSQL), one for the backlog sample. */
+    int poolSize() {
+        return workers + 2;
+    }
+
+        /** {@code linger.ms=10,batch.size=65536}: Kafka producer overrides for experiments. */
     static Map<String, String> parseProps(String s) {
         Map<String, String> m = new LinkedHashMap<>();
         for (String part : s.split(",")) {

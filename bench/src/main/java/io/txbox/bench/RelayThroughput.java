@@ -136,7 +136,7 @@ final class RelayThroughput extends Scenario {
     @Override
     void run() throws Exception {
         HikariDataSource writers = env.pool("writers", fillThreads);
-        HikariDataSource relayPool = env.pool("relay", relayRun.workers + 1);
+        HikariDataSource relayPool = env.pool("relay", relayRun.poolSize());
         SqlTiming timing = traceSql ? new SqlTiming() : null;
         javax.sql.DataSource relayDs = timing != null ? timing.wrap(relayPool) : relayPool;
         Outbox outbox = Outbox.builder().tables(env.tables).build();

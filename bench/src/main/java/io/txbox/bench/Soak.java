@@ -88,7 +88,7 @@ final class Soak extends Scenario {
         // the broker is only ours to kill when kafka faults are on; otherwise --kafka is honoured
         PrivateKafkaBroker broker = faults.contains("kafka") ? env.privateBroker() : null;
         HikariDataSource writeDs = env.pool("writers", 4, false);
-        HikariDataSource relayDs = env.pool("relay", relayRun.workers + 1);
+        HikariDataSource relayDs = env.pool("relay", relayRun.poolSize());
         HikariDataSource recvDs = env.pool("receivers", 2, false);
         Outbox outbox = Outbox.builder().tables(env.tables).build();
         Inbox inbox = Inbox.builder("bench-soak").tables(env.tables).build();

@@ -92,7 +92,7 @@ final class Sustained extends Scenario {
     @Override
     void run() throws Exception {
         HikariDataSource writers = env.pool("writers", writerThreads);
-        HikariDataSource relayPool = env.pool("relay", relayRun.workers + 1);
+        HikariDataSource relayPool = env.pool("relay", relayRun.poolSize());
         Recorder claimMicros = new Recorder(3);
         // the claim is the relay's only SELECT with an ORDER BY that reads available_at
         SqlTiming timing = new SqlTiming((sql, nanos) -> {

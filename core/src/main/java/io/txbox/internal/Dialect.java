@@ -82,6 +82,11 @@ public enum Dialect {
         return this != MYSQL;
     }
 
+    /** Whether the database has LISTEN/NOTIFY, which lets a send wake the relays at once ({@link WakeChannel}). */
+    public boolean hasNotify() {
+        return this == POSTGRESQL;
+    }
+
     /** The oldest supported version, {@code "10.6"}; empty for PostgreSQL. */
     public String minimumVersion() {
         return this == POSTGRESQL ? "" : minMajor + "." + minMinor;

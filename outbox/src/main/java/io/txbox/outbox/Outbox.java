@@ -4,6 +4,7 @@ import io.txbox.ConfigException;
 import io.txbox.internal.Args;
 import io.txbox.TxboxTables;
 import java.sql.Connection;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -32,6 +33,12 @@ public interface Outbox {
      * can grow an incompressible payload by up to a sixth: with it, lower the cap.
      */
     int DEFAULT_MAX_RECORD_BYTES = 1024 * 1024 - 1024;
+
+    /**
+     * Least time between two wake-ups one outbox sends to the relays on PostgreSQL ({@link
+     * Builder#notifyRelays(boolean)}): 10 ms.
+     */
+    Duration NOTIFY_SPACING = Duration.ofMillis(10);
 
     static Builder builder() {
         return new Builder();
@@ -102,8 +109,23 @@ public interface Outbox {
         int maxRecordBytes = DEFAULT_MAX_RECORD_BYTES;
         /** Destinations in CDC mode; {@code null} for every destination, empty for none. */
         Set<String> captured = Set.of();
+        boolean notifyRelays = true;
 
         Builder() {}
+
+        /**
+         * Whether a send wakes the relays that listen for this outbox's rows (a relay process, or
+         * one in another service) at once, rather than at their next poll; default true. On
+         * PostgreSQL a send that wrote a row for a relay also runs {@code SELECT pg_notify(..)},
+         * delivered when the transaction commits, at most once per {@link Outbox#NOTIFY_SPACING} per
+         * outbox, because PostgreSQL serializes the commits of notifying transactions. Rows for a
+         * destination in CDC mode never notify. On MariaDB and MySQL, which have no NOTIFY, it does
+         * nothing. A relay in the same process is woken by {@link Outbox#onSend} in any case.
+         */
+        public Builder notifyRelays(boolean notifyRelays) {
+            this.notifyRelays = notifyRelays;
+            return this;
+        }
 
         /**
          * Puts every destination in change-data-capture mode: each send inserts its row and deletes

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,9 +30,13 @@ final class OutboxImpl implements Outbox {
     private final ByDialect<OutboxStore> store;
     private final Tracing tracing = Tracing.global();
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+    private final boolean notifyRelays;
+    /** {@code System.nanoTime()} of the last wake-up this outbox sent, spacing them {@link #NOTIFY_SPACING} apart. */
+    private final AtomicLong lastNotify = new AtomicLong(System.nanoTime() - NOTIFY_SPACING.toNanos());
 
     OutboxImpl(Outbox.Builder b) {
         this.tables = b.tables;
+        this.notifyRelays = b.notifyRelays;
         this.maxRecordBytes = b.maxRecordBytes;
         this.captured = b.captured;
         this.store = new ByDialect<>(dialect -> OutboxStore.of(tables, dialect));
@@ -51,6 +56,9 @@ final class OutboxImpl implements Outbox {
                 log.debug("{} - step already in outbox, not sent again", message.stepKey());
             }
             if (!capture) {
+                if (emitted) {
+                    notifyRelays(s, tx);
+                }
                 fire();
             }
             return emitted;
@@ -79,8 +87,13 @@ final class OutboxImpl implements Outbox {
             OutboxStore s = store.on(tx);
             boolean[] inserted = anyCaptured ? insertSplit(s, tx, traced) : s.insertAll(tx, traced);
             List<Boolean> emitted = new ArrayList<>(inserted.length);
-            for (boolean b : inserted) {
-                emitted.add(b);
+            boolean relayed = false;
+            for (int i = 0; i < inserted.length; i++) {
+                emitted.add(inserted[i]);
+                relayed |= inserted[i] && !isCaptured(traced.get(i).destination());
+            }
+            if (relayed) {
+                notifyRelays(s, tx);
             }
             fire();
             return emitted;
@@ -142,6 +155,20 @@ final class OutboxImpl implements Outbox {
     public AutoCloseable onSend(Runnable listener) {
         listeners.add(Args.notNull(listener, "listener"));
         return () -> listeners.remove(listener);
+    }
+
+    /**
+     * Wakes the listening relays at commit, at most once per {@link #NOTIFY_SPACING} per outbox:
+     * PostgreSQL serializes the commits of notifying transactions, so a notify per transaction
+     * would cap the senders' commit rate. The rows sent in between are found by the relay, which
+     * looks again within milliseconds after a wake-up or a batch that found rows.
+     */
+    private void notifyRelays(OutboxStore s, Connection tx) throws SQLException {
+        long last = lastNotify.get();
+        long now = System.nanoTime();
+        if (notifyRelays && now - last >= NOTIFY_SPACING.toNanos() && lastNotify.compareAndSet(last, now)) {
+            s.wakeRelays(tx);
+        }
     }
 
     private void fire() {

@@ -34,6 +34,12 @@ interface OutboxStore {
     /** {@link #insert} for each message, in one batched round trip; returns whether each wrote its row, in order. */
     boolean[] insertAll(Connection tx, List<OutboxMessage> messages) throws SQLException;
 
+    /**
+     * Wakes the relays listening for this outbox's sends when {@code tx} commits, where the
+     * database can ({@link io.txbox.internal.WakeChannel}); a no-op elsewhere.
+     */
+    default void wakeRelays(Connection tx) throws SQLException {}
+
     /** Binds what both databases' inserts start with: step key, original key, destination, routing key, lane, payload. */
     static void bindHead(PreparedStatement ps, OutboxMessage m) throws SQLException {
         StepKey key = m.stepKey();

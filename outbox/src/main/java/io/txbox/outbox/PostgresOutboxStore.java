@@ -6,6 +6,7 @@ import io.txbox.TxboxTables;
 import io.txbox.internal.Jooq;
 import io.txbox.internal.OutboxColumns;
 import io.txbox.internal.PostgresSql;
+import io.txbox.internal.WakeChannel;
 import io.txbox.internal.schema.tables.TxboxOutbox;
 import io.txbox.internal.shaded.jooq.Field;
 import io.txbox.internal.shaded.jooq.conf.ParamType;
@@ -31,8 +32,10 @@ final class PostgresOutboxStore implements OutboxStore {
     private final String insertSql;
     private final String insertCapturedSql;
     private final String deleteSql;
+    private final String channel;
 
     PostgresOutboxStore(TxboxTables tables) {
+        this.channel = WakeChannel.of(tables);
         this.insertSql = renderInsert(tables);
         TxboxOutbox o = TXBOX_OUTBOX;
         List<Field<?>> values = new ArrayList<>();
@@ -123,6 +126,14 @@ final class PostgresOutboxStore implements OutboxStore {
             emitted[i] = counts[i] == 1;
         }
         return emitted;
+    }
+
+    @Override
+    public void wakeRelays(Connection tx) throws SQLException {
+        try (PreparedStatement ps = tx.prepareStatement(WakeChannel.NOTIFY_SQL)) {
+            ps.setString(1, channel);
+            ps.execute();
+        }
     }
 
     /** Binds in {@link OutboxColumns#MESSAGE} order, then the due time's three. */

@@ -119,6 +119,8 @@ public interface Relay extends AutoCloseable {
     int MAX_BATCH_SIZE = 10_000;
     /** Default poll interval when idle: 200 ms. */
     Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
+    /** Whether a relay listens for the outbox's wake-ups on PostgreSQL by default: {@value}. */
+    boolean DEFAULT_LISTEN = true;
     /** Default time a batch waits for broker confirmations: 10 s. */
     Duration DEFAULT_PUBLISH_TIMEOUT = Duration.ofSeconds(10);
     /** Default lane lease: 30 s. A crashed relay's lanes are taken over after this. */
@@ -246,9 +248,30 @@ public interface Relay extends AutoCloseable {
             return RelayOption.BATCH_SIZE.set(this, batchSize);
         }
 
-        /** How long an idle worker waits before looking again; default 200 ms, 1 ms to 1 h. */
+        /**
+         * How long an idle worker waits before looking again; default 200 ms, 1 ms to 1 h. A wake-up
+         * ({@link #wakeOn}, {@link #listen}), and while listening a batch that found rows, makes it
+         * look again within milliseconds instead (after 1, 2, 4, ... 64 ms, none longer than this
+         * interval), then it falls back to this interval.
+         */
         public Builder pollInterval(Duration pollInterval) {
             return RelayOption.POLL_INTERVAL.set(this, pollInterval);
+        }
+
+        /**
+         * Whether the relay listens for the wake-ups of outboxes in other processes, so a row
+         * sent there is published at once instead of at the next poll; default {@value
+         * #DEFAULT_LISTEN}. On PostgreSQL the relay then holds one more connection of the
+         * DataSource, on which it runs {@code LISTEN} for its outbox table's channel; each
+         * notification ({@code Outbox.Builder.notifyRelays}, at most one per 10 ms per sending
+         * outbox) wakes every worker. A lost connection is logged once and opened again with
+         * backoff (100 ms doubling up to 5 s); meanwhile the workers poll. A listening worker that
+         * found rows looks again after 1, 2, 4, ... 64 ms, which finds the rows sent between two
+         * notifications. On MariaDB and MySQL, which have no NOTIFY, it does nothing: there a relay
+         * in another process polls every {@link #pollInterval}.
+         */
+        public Builder listen(boolean listen) {
+            return RelayOption.LISTEN.set(this, listen);
         }
 
         /**
@@ -388,7 +411,8 @@ public interface Relay extends AutoCloseable {
             String id = relayId != null ? relayId
                     : "relay-" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID().toString().substring(0, 8);
             return new RelaySettings(id, dataSource, tables, Map.copyOf(routes), RelayOption.WORKERS.get(this),
-                    RelayOption.BATCH_SIZE.get(this), RelayOption.POLL_INTERVAL.get(this), publishTimeout, laneLease,
+                    RelayOption.BATCH_SIZE.get(this), RelayOption.POLL_INTERVAL.get(this), RelayOption.LISTEN.get(this),
+                    publishTimeout, laneLease,
                     RelayOption.MAX_ATTEMPTS.get(this), new Backoff(initialBackoff, maxBackoff),
                     RelayOption.BACKLOG_INTERVAL.get(this), RelayOption.SHUTDOWN_TIMEOUT.get(this), List.copyOf(wakeOn),
                     listener, clock, ticker, random, closePublishers,

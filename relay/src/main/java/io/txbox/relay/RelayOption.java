@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * {@code txbox.relay.<key>} by walking the table, so an option is written once and reaches the
  * same builder setting from every face.
  *
- * @param <T> {@code Integer}, {@code Duration} or {@code String}
+ * @param <T> {@code Integer}, {@code Duration}, {@code Boolean} or {@code String}
  */
 public final class RelayOption<T> {
     /** Worker threads, each with its own lanes and connection; default {@value Relay#DEFAULT_WORKERS}, 1 to 64. */
@@ -69,8 +69,18 @@ public final class RelayOption<T> {
             "must be comma-separated destination names or *, at most 10000 characters",
             "destinations whose dead-lettered rows do not park their routing key (comma-separated, * for all)");
 
-    private static final List<RelayOption<?>> ALL = List.of(RELAY_ID, WORKERS, BATCH_SIZE, POLL_INTERVAL, PUBLISH_TIMEOUT,
-            LANE_LEASE, MAX_ATTEMPTS, INITIAL_BACKOFF, MAX_BACKOFF, BACKLOG_INTERVAL, SHUTDOWN_TIMEOUT, MOVE_ON_DESTINATIONS);
+    /**
+     * Whether the relay listens for the outbox's wake-ups on PostgreSQL (LISTEN on one connection
+     * of its own), so a send that commits wakes it at once instead of at its next poll; default
+     * {@value Relay#DEFAULT_LISTEN}. On MariaDB and MySQL it does nothing.
+     */
+    public static final RelayOption<Boolean> LISTEN = new RelayOption<>("listen", "listen", Boolean.class,
+            Relay.DEFAULT_LISTEN, b -> true, "must be true or false",
+            "on PostgreSQL, listen for the outbox's wake-ups on one connection of its own");
+
+    private static final List<RelayOption<?>> ALL = List.of(RELAY_ID, WORKERS, BATCH_SIZE, POLL_INTERVAL, LISTEN,
+            PUBLISH_TIMEOUT, LANE_LEASE, MAX_ATTEMPTS, INITIAL_BACKOFF, MAX_BACKOFF, BACKLOG_INTERVAL, SHUTDOWN_TIMEOUT,
+            MOVE_ON_DESTINATIONS);
 
     private final String name;
     private final String key;
@@ -114,7 +124,7 @@ public final class RelayOption<T> {
         return key;
     }
 
-    /** {@code Integer.class}, {@code Duration.class} or {@code String.class}. */
+    /** {@code Integer.class}, {@code Duration.class}, {@code Boolean.class} or {@code String.class}. */
     public Class<T> type() {
         return type;
     }

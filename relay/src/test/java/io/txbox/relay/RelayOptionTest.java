@@ -23,7 +23,7 @@ class RelayOptionTest {
                 check(o, o.defaultValue());
             }
         }
-        assertThat(RelayOption.all()).hasSize(12);
+        assertThat(RelayOption.all()).hasSize(13);
     }
 
     @SuppressWarnings("unchecked")
@@ -33,7 +33,7 @@ class RelayOptionTest {
 
     @Test
     void typedSetterAndTableSet_reachTheSameValue() {
-        Relay.Builder typed = Relay.builder().workers(7).batchSize(300).pollInterval(Duration.ofMillis(7))
+        Relay.Builder typed = Relay.builder().workers(7).batchSize(300).pollInterval(Duration.ofMillis(7)).listen(false)
                 .publishTimeout(Duration.ofSeconds(3)).laneLease(Duration.ofSeconds(9)).maxAttempts(4)
                 .backoff(Duration.ofMillis(20), Duration.ofSeconds(2)).backlogInterval(Duration.ZERO)
                 .shutdownTimeout(Duration.ofSeconds(1)).relayId("r-1").moveOnDestinations("events", "audit");
@@ -42,6 +42,7 @@ class RelayOptionTest {
         RelayOption.WORKERS.set(table, 7);
         RelayOption.BATCH_SIZE.set(table, 300);
         RelayOption.POLL_INTERVAL.set(table, Duration.ofMillis(7));
+        RelayOption.LISTEN.set(table, false);
         RelayOption.PUBLISH_TIMEOUT.set(table, Duration.ofSeconds(3));
         RelayOption.LANE_LEASE.set(table, Duration.ofSeconds(9));
         RelayOption.MAX_ATTEMPTS.set(table, 4);
@@ -76,5 +77,6 @@ class RelayOptionTest {
                 .containsExactly(Relay.DEFAULT_WORKERS, Relay.DEFAULT_BATCH_SIZE, Relay.DEFAULT_MAX_ATTEMPTS);
         assertThat(RelayOption.LANE_LEASE.get(b)).isEqualTo(Relay.DEFAULT_LANE_LEASE);
         assertThat(RelayOption.RELAY_ID.get(b)).isNull();
+        assertThat(RelayOption.LISTEN.get(b)).isTrue();
     }
 }

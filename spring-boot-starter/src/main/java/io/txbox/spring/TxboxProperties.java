@@ -193,6 +193,12 @@ public class TxboxProperties {
         /** How long an idle worker waits before looking again (sends in this application wake it at once). */
         private Duration pollInterval = Relay.DEFAULT_POLL_INTERVAL;
 
+        /**
+         * On PostgreSQL, listen (one connection of its own) for the wake-ups of outboxes in other
+         * processes, so their sends are published at once.
+         */
+        private boolean listen = Relay.DEFAULT_LISTEN;
+
         /** Longest wait for the broker to confirm a batch; shorter than the lane lease. */
         private Duration publishTimeout = Relay.DEFAULT_PUBLISH_TIMEOUT;
 
@@ -276,6 +282,14 @@ public class TxboxProperties {
 
         public void setPollInterval(Duration pollInterval) {
             this.pollInterval = pollInterval;
+        }
+
+        public boolean isListen() {
+            return listen;
+        }
+
+        public void setListen(boolean listen) {
+            this.listen = listen;
         }
 
         public Duration getPublishTimeout() {

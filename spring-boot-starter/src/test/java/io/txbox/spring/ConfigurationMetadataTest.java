@@ -89,7 +89,8 @@ class ConfigurationMetadataTest {
     @Test
     void relayOptions_everyProperty_reachesTheSameBuilderSettingAsTheJavaSetter() {
         Map<String, String> text = Map.ofEntries(Map.entry("id", "r-1"), Map.entry("workers", "7"),
-                Map.entry("batch-size", "300"), Map.entry("poll-interval", "7ms"), Map.entry("publish-timeout", "3s"),
+                Map.entry("batch-size", "300"), Map.entry("poll-interval", "7ms"), Map.entry("listen", "false"),
+                Map.entry("publish-timeout", "3s"),
                 Map.entry("lane-lease", "9s"), Map.entry("max-attempts", "4"), Map.entry("initial-backoff", "20ms"),
                 Map.entry("max-backoff", "2s"), Map.entry("backlog-interval", "0s"), Map.entry("shutdown-timeout", "1s"),
                 Map.entry("move-on-destinations", "events,audit"));
@@ -100,7 +101,7 @@ class ConfigurationMetadataTest {
                 new org.springframework.boot.context.properties.source.MapConfigurationPropertySource(properties))
                 .bind(TxboxProperties.PREFIX, TxboxProperties.class).get();
         Relay.Builder fromProperties = TxboxRelayAutoConfiguration.applyOptions(bound.getRelay(), Relay.builder());
-        Relay.Builder fromJava = Relay.builder().relayId("r-1").workers(7).batchSize(300).pollInterval(Duration.ofMillis(7))
+        Relay.Builder fromJava = Relay.builder().relayId("r-1").workers(7).batchSize(300).pollInterval(Duration.ofMillis(7)).listen(false)
                 .publishTimeout(Duration.ofSeconds(3)).laneLease(Duration.ofSeconds(9)).maxAttempts(4)
                 .backoff(Duration.ofMillis(20), Duration.ofSeconds(2)).backlogInterval(Duration.ZERO)
                 .shutdownTimeout(Duration.ofSeconds(1)).moveOnDestinations("events", "audit");

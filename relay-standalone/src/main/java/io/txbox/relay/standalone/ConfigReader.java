@@ -96,12 +96,15 @@ final class ConfigReader {
         }
 
         readRelay();
-        // one connection per worker, one for health checks, one spare for a slow return
+        // one connection per worker, one for health checks, one spare for a slow return, one to listen
         int workers = RelayOption.WORKERS.get(relay);
-        poolSize = integer(JDBC_POOL_SIZE, workers + 2, 1, MAX_POOL_SIZE);
-        if (raw.containsKey(JDBC_POOL_SIZE) && poolSize < workers + 1) {
-            error(raw.get(JDBC_POOL_SIZE), "must be at least " + relayKey(RelayOption.WORKERS) + " + 1 (" + (workers + 1)
-                    + "): each worker keeps a connection, and health checks need one more");
+        boolean listen = Boolean.TRUE.equals(RelayOption.LISTEN.get(relay));
+        int least = workers + 1 + (listen ? 1 : 0);
+        poolSize = integer(JDBC_POOL_SIZE, least + 1, 1, MAX_POOL_SIZE);
+        if (raw.containsKey(JDBC_POOL_SIZE) && poolSize < least) {
+            error(raw.get(JDBC_POOL_SIZE), "must be at least " + relayKey(RelayOption.WORKERS) + " + " + (least - workers)
+                    + " (" + least + "): each worker keeps a connection, health checks need one more"
+                    + (listen ? ", and " + relayKey(RelayOption.LISTEN) + " keeps one" : ""));
         }
         connectionTimeout = duration(JDBC_CONNECTION_TIMEOUT, connectionTimeout, Duration.ofMillis(250), Duration.ofMinutes(10));
 
@@ -169,6 +172,12 @@ final class ConfigReader {
                         + " (like 250ms, 30s, 5m, 12h, 7d or ISO-8601 PT0.25S)");
                 return;
             }
+        } else if (option.type() == Boolean.class) {
+            if (!text.equals("true") && !text.equals("false")) {
+                error(r, withKeys(option.rule()));
+                return;
+            }
+            value = Boolean.valueOf(text);
         } else {
             value = r.value();
         }

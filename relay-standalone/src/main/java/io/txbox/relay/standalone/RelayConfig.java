@@ -42,11 +42,11 @@ import org.jspecify.annotations.Nullable;
  * <tr><th>key</th><th>default</th><th>meaning</th></tr>
  * <tr><td>txbox.jdbc.url</td><td>required</td><td>JDBC URL of the database holding the outbox</td></tr>
  * <tr><td>txbox.jdbc.user, txbox.jdbc.password</td><td>none</td><td>login</td></tr>
- * <tr><td>txbox.jdbc.pool-size</td><td>workers + 2</td><td>connections: one per worker, plus health and admin</td></tr>
+ * <tr><td>txbox.jdbc.pool-size</td><td>workers + 3</td><td>connections: one per worker, plus health and admin, and one to listen</td></tr>
  * <tr><td>txbox.jdbc.connection-timeout</td><td>10s</td><td>longest wait for a pooled connection</td></tr>
  * <tr><td>txbox.schema, txbox.table-prefix</td><td>public, txbox_</td><td>where the txbox tables live</td></tr>
  * <tr><td>txbox.relay.&lt;key&gt;</td><td>the {@link Relay} defaults</td><td>every {@link RelayOption}, by its
- *     key: id, workers, batch-size, poll-interval, publish-timeout, lane-lease, max-attempts, initial-backoff,
+ *     key: id, workers, batch-size, poll-interval, listen, publish-timeout, lane-lease, max-attempts, initial-backoff,
  *     max-backoff, backlog-interval, shutdown-timeout</td></tr>
  * <tr><td>txbox.kafka.bootstrap-servers</td><td>none</td><td>required when a destination goes to Kafka</td></tr>
  * <tr><td>txbox.kafka.strict-fencing</td><td>off</td><td>a transactional id prefix: turns on Kafka strict

@@ -34,7 +34,7 @@ class RelayConfigTest {
         assertThat(c.relay(RelayOption.BATCH_SIZE)).isEqualTo(Relay.DEFAULT_BATCH_SIZE);
         assertThat(c.relay(RelayOption.POLL_INTERVAL)).isEqualTo(Relay.DEFAULT_POLL_INTERVAL);
         assertThat(c.relay(RelayOption.WORKERS)).isEqualTo(Relay.DEFAULT_WORKERS);
-        assertThat(c.poolSize()).isEqualTo(Relay.DEFAULT_WORKERS + 2);
+        assertThat(c.poolSize()).isEqualTo(Relay.DEFAULT_WORKERS + 3);
         assertThat(c.tables().schema()).isEqualTo("public");
         assertThat(c.httpPort()).isEqualTo(RelayConfig.DEFAULT_HTTP_PORT);
         assertThat(c.kafkaProperties()).containsEntry("bootstrap.servers", "k:9092");
@@ -206,8 +206,18 @@ class RelayConfigTest {
 
     @Test
     void poolSize_belowWorkersPlusOne_isAnError() throws IOException {
-        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.workers=4", "txbox.jdbc.pool-size=4"), Map.of()))
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.workers=4", "txbox.relay.listen=false",
+                "txbox.jdbc.pool-size=4"), Map.of()))
                 .hasMessageContaining("txbox.jdbc.pool-size = \"4\" (relay.properties): must be at least txbox.relay.workers + 1 (5)");
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.workers=4", "txbox.jdbc.pool-size=5"), Map.of()))
+                .hasMessageContaining("must be at least txbox.relay.workers + 2 (6): each worker keeps a connection, health"
+                        + " checks need one more, and txbox.relay.listen keeps one");
+    }
+
+    @Test
+    void listen_notABoolean_isAnError() throws IOException {
+        assertThatThrownBy(() -> RelayConfig.load(file(URL, "txbox.relay.listen=yes"), Map.of()))
+                .hasMessageContaining("txbox.relay.listen = \"yes\" (relay.properties): must be true or false");
     }
 
     @Test
@@ -245,13 +255,14 @@ class RelayConfigTest {
 
     /** A value other than the default for every relay option: as the file spells it, and as the Java builder sets it. */
     static final Map<String, String> RELAY_TEXT = Map.ofEntries(Map.entry("id", "r-1"), Map.entry("workers", "7"),
-            Map.entry("batch-size", "300"), Map.entry("poll-interval", "7ms"), Map.entry("publish-timeout", "3s"),
+            Map.entry("batch-size", "300"), Map.entry("poll-interval", "7ms"), Map.entry("listen", "false"),
+                Map.entry("publish-timeout", "3s"),
             Map.entry("lane-lease", "9s"), Map.entry("max-attempts", "4"), Map.entry("initial-backoff", "20ms"),
             Map.entry("max-backoff", "2s"), Map.entry("backlog-interval", "0s"), Map.entry("shutdown-timeout", "1s"),
             Map.entry("move-on-destinations", "events,audit"));
 
     static Relay.Builder javaBuilder() {
-        return Relay.builder().relayId("r-1").workers(7).batchSize(300).pollInterval(Duration.ofMillis(7))
+        return Relay.builder().relayId("r-1").workers(7).batchSize(300).pollInterval(Duration.ofMillis(7)).listen(false)
                 .publishTimeout(Duration.ofSeconds(3)).laneLease(Duration.ofSeconds(9)).maxAttempts(4)
                 .backoff(Duration.ofMillis(20), Duration.ofSeconds(2)).backlogInterval(Duration.ZERO)
                 .shutdownTimeout(Duration.ofSeconds(1)).moveOnDestinations("events", "audit");

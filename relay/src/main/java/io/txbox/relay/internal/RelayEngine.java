@@ -2,6 +2,7 @@ package io.txbox.relay.internal;
 
 import io.txbox.internal.Args;
 import io.txbox.internal.Dialect;
+import io.txbox.internal.OptionalDependency;
 import io.txbox.TxboxException;
 import io.txbox.relay.DeadLetters;
 import io.txbox.relay.PublishRecord;
@@ -36,6 +37,11 @@ final class RelayEngine implements Relay {
     private final RelaySettings settings;
     /** Chosen by the DataSource's database when first needed (at start), then kept. */
     private volatile @Nullable RelayStore store;
+    /** The DataSource's database, set with {@link #store}. */
+    private volatile @Nullable Dialect dialect;
+    private @Nullable WakeListener wakeListener;
+    /** Whether the relay listens for other processes' sends; set in {@link #start()} before the workers run. */
+    private volatile boolean listening;
     /** The parked keys' figures, for the backlog sample; set with {@link #store}. */
     private volatile @Nullable ParkedKeys parked;
     private final DestinationWaits waits;
@@ -74,9 +80,10 @@ final class RelayEngine implements Relay {
             synchronized (this) {
                 s = store;
                 if (s == null) {
-                    Dialect dialect = Dialect.of(settings.dataSource());
-                    parked = OperatorStore.of(settings.tables(), dialect).parkedKeys();
-                    s = RelayStore.of(settings.tables(), dialect);
+                    Dialect d = Dialect.of(settings.dataSource());
+                    parked = OperatorStore.of(settings.tables(), d).parkedKeys();
+                    s = RelayStore.of(settings.tables(), d);
+                    dialect = d;
                     store = s;
                 }
             }
@@ -99,6 +106,7 @@ final class RelayEngine implements Relay {
         }
         // which database this is decides the statements; a database that cannot be reached fails here
         store();
+        listening = canListen();
         state.set(RelayStatus.State.RUNNING);
         for (int i = 0; i < settings.workers(); i++) {
             Worker w = new Worker(this, i);
@@ -123,9 +131,33 @@ final class RelayEngine implements Relay {
             backlogSampler = sampler;
         }
         settings.wakeOn().forEach(o -> wakeSubscriptions.add(o.onSend(this::wakeUp)));
-        log.info("{} - started: {} workers, routes {}, batch {}, poll {}, publish timeout {}, lane lease {}",
+        if (listening) {
+            WakeListener l = new WakeListener(settings, this::wakeUp);
+            wakeListener = l;
+            l.start();
+        }
+        log.info("{} - started: {} workers, routes {}, batch {}, poll {}{}, publish timeout {}, lane lease {}",
                 settings.relayId(), settings.workers(), settings.routes(), settings.batchSize(),
-                settings.pollInterval(), settings.publishTimeout(), settings.laneLease());
+                settings.pollInterval(), listening ? " (woken by sends: LISTEN)" : "", settings.publishTimeout(),
+                settings.laneLease());
+    }
+
+    /** Whether a {@link WakeListener} runs: where the option asks for it and the database has NOTIFY. */
+    boolean listening() {
+        return listening;
+    }
+
+    private boolean canListen() {
+        Dialect d = dialect;
+        if (!settings.listen() || d == null || !d.hasNotify()) {
+            return false;
+        }
+        if (!OptionalDependency.present("org.postgresql.PGConnection")) {
+            log.warn("{} - cannot listen for sends without the PostgreSQL JDBC driver (org.postgresql:postgresql) on the"
+                    + " classpath; the workers poll every {}", settings.relayId(), settings.pollInterval());
+            return false;
+        }
+        return true;
     }
 
     @Override
@@ -221,6 +253,10 @@ final class RelayEngine implements Relay {
         if (sampler != null) {
             sampler.shutdownNow();
         }
+        WakeListener listener = wakeListener;
+        if (listener != null) {
+            listener.stop(); // joined below, once the workers are done: its wait ends meanwhile
+        }
         wakeUp();
         long deadline = System.nanoTime() + settings.shutdownTimeout().toNanos();
         for (Thread t : threads) {
@@ -239,6 +275,9 @@ final class RelayEngine implements Relay {
         long grace = System.nanoTime() + 2_000_000_000L;
         for (Thread t : threads) {
             join(t, grace);
+        }
+        if (listener != null) {
+            listener.join(2L * WakeListener.WAIT_MILLIS);
         }
         if (settings.closePublishers()) {
             Map<Publisher, Boolean> closed = new IdentityHashMap<>();

@@ -30,6 +30,7 @@ public record RelaySettings(
         int workers,
         int batchSize,
         Duration pollInterval,
+        boolean listen,
         Duration publishTimeout,
         Duration laneLease,
         int maxAttempts,

@@ -24,7 +24,11 @@ import org.slf4j.MDC;
  */
 final class Worker implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Worker.class);
-    /** Waits after a wake-up before falling back to the poll: the sender's commit may still be under way. */
+    /**
+     * Waits after a wake-up (or, when listening, after a batch that found rows) before falling back
+     * to the poll: the sender's commit may still be under way, and a busy sender's next rows come
+     * within milliseconds.
+     */
     private static final int[] WAKE_STEPS_MILLIS = {1, 2, 4, 8, 16, 32, 64};
     private static final long MAX_ERROR_PAUSE_MILLIS = 5_000;
     /**
@@ -92,8 +96,11 @@ final class Worker implements Runnable {
                     errorStreak = 0;
                     engine.tablesPresent();
                     if (claimed > 0) {
-                        resetWake();
-                        continue; // more rows may be waiting; an empty claim costs one round trip
+                        // more rows may be waiting (an empty claim costs one round trip); a listening
+                        // relay also takes the wake steps after rows: senders notify at most once per
+                        // 10 ms, and the rows sent in between come right after the notified one
+                        afterRows();
+                        continue;
                     }
                     idle();
                 } catch (Exception e) {
@@ -296,7 +303,7 @@ final class Worker implements Runnable {
             }
             long waitMillis;
             if (wakeStep >= 0 && wakeStep < WAKE_STEPS_MILLIS.length) {
-                waitMillis = WAKE_STEPS_MILLIS[wakeStep++];
+                waitMillis = Math.min(WAKE_STEPS_MILLIS[wakeStep++], settings.pollInterval().toMillis());
             } else {
                 wakeStep = -1;
                 // a long poll interval must not let the lane leases lapse or delay taking over lanes
@@ -310,9 +317,9 @@ final class Worker implements Runnable {
         }
     }
 
-    private void resetWake() {
+    private void afterRows() {
         synchronized (signal) {
-            wakeStep = -1;
+            wakeStep = engine.listening() ? 0 : -1;
         }
     }
 
