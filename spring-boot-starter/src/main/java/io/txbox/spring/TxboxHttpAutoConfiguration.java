@@ -4,7 +4,7 @@ import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.InboxListener;
 import io.txbox.inbox.http.HttpIdempotency;
-import io.txbox.spring.TxboxProperties.IdempotencyProperties;
+import io.txbox.spring.TxboxHttpProperties.IdempotencyProperties;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
