@@ -25,9 +25,10 @@ interface OutboxStore {
 
     /**
      * Change-data-capture mode: inserts each message marked {@code captured}, unless its step key
-     * is in the outbox, then deletes the rows it wrote in one statement, so that only the log sees
-     * them; returns whether each wrote its row, in order. Never touches another transaction's row:
-     * a step key it wrote is unique in the table until this transaction ends.
+     * is in the outbox, then deletes them in one statement, so that only the log sees them; returns
+     * whether each wrote its row, in order. Never touches another transaction's row: it deletes
+     * only captured rows of its step keys, and a captured row of another transaction is gone when
+     * that transaction commits.
      */
     boolean[] insertAllCaptured(Connection tx, List<OutboxMessage> messages) throws SQLException;
 

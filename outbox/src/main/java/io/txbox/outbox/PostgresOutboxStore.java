@@ -93,17 +93,16 @@ final class PostgresOutboxStore implements OutboxStore {
             }
             emitted = written(ps.executeBatch());
         }
-        List<String> keys = new ArrayList<>(messages.size());
-        for (int i = 0; i < emitted.length; i++) {
-            if (emitted[i]) {
-                keys.add(messages.get(i).stepKey().value());
-            }
+        // every step key of the batch, not only those counted as written: a driver that rewrites
+        // batches (reWriteBatchedInserts) reports no counts, and a captured row left behind would be
+        // published by a relay too. The only captured rows of these keys are this transaction's own.
+        String[] keys = new String[messages.size()];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = messages.get(i).stepKey().value();
         }
-        if (!keys.isEmpty()) {
-            try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
-                ps.setArray(1, tx.createArrayOf("text", keys.toArray()));
-                ps.executeUpdate();
-            }
+        try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
+            ps.setArray(1, tx.createArrayOf("text", keys));
+            ps.executeUpdate();
         }
         return emitted;
     }
