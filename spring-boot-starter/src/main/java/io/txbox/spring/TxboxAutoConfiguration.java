@@ -85,7 +85,8 @@ public class TxboxAutoConfiguration {
             ObjectProvider<TxboxMigrationsInitializer> migrations) {
         migrations.ifAvailable(m -> {});
         int max = properties.getOutbox().getMaxRecordBytes();
-        return check("outbox.max-record-bytes", max, () -> Outbox.builder().tables(tables).maxRecordBytes(max).build());
+        return check("outbox.max-record-bytes", max, () -> Outbox.builder().tables(tables).maxRecordBytes(max)
+                .notifyRelays(properties.getOutbox().isNotifyRelays()).build());
     }
 
     /**

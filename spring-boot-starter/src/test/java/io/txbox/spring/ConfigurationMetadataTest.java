@@ -37,6 +37,7 @@ class ConfigurationMetadataTest {
         expected.put("txbox.inbox.max-attempts", Inbox.DEFAULT_MAX_ATTEMPTS);
         expected.put("txbox.inbox.max-payload-bytes", Inbox.DEFAULT_MAX_PAYLOAD_BYTES);
         expected.put("txbox.outbox.max-record-bytes", Outbox.DEFAULT_MAX_RECORD_BYTES);
+        expected.put("txbox.outbox.notify-relays", true);
         expected.put("txbox.inbox.consumer", null);
         expected.put("txbox.relay.enabled", false);
         expected.put("txbox.relay.routes", null);
