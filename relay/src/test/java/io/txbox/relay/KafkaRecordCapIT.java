@@ -8,9 +8,12 @@ import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.testkit.TestKafka;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.IntFunction;
 import org.apache.kafka.common.header.Header;
@@ -19,8 +22,9 @@ import org.apache.kafka.common.record.internal.AbstractRecords;
 import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 
 /**
  * The outbox's default cap is Kafka's default {@code max.request.size}, counted as the producer
@@ -29,16 +33,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class KafkaRecordCapIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(4);
+    static final TestDatabases DBS = TestDatabases.perClass(4);
+
+    static final Map<TestDatabase.Kind, Db> DB = new EnumMap<>(TestDatabase.Kind.class);
 
     @RegisterExtension
     static final TestKafka KAFKA = TestKafka.shared();
 
-    static Db db;
+    Db db;
 
     @BeforeAll
     static void setUp() {
-        db = new Db(PG.dataSource(), PG.schema());
+        DBS.all().forEach(d -> DB.put(d.kind(), new Db(d)));
     }
 
     /** A message with every header the relay publishes, and a payload of {@code n} random bytes. */
@@ -59,8 +65,10 @@ class KafkaRecordCapIT {
         return n;
     }
 
-    @Test
-    void recordBytes_matchesTheKafkaProducersOwnEstimate() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void recordBytes_matchesTheKafkaProducersOwnEstimate(TestDatabase database) {
+        db = DB.get(database.kind());
         for (int n : new int[] {0, 63, 64, 8191, 8192, 1 << 20}) {
             OutboxMessage m = message(n);
             assertThat(m.recordBytes()).as("payload of %d bytes", n).isEqualTo(kafkaEstimate(m));
@@ -69,8 +77,10 @@ class KafkaRecordCapIT {
         assertThat(bare.recordBytes()).isEqualTo(kafkaEstimate(bare));
     }
 
-    @Test
-    void relay_messageExactlyAtTheDefaultCap_isPublishedWithKafkaDefaults() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void relay_messageExactlyAtTheDefaultCap_isPublishedWithKafkaDefaults(TestDatabase database) {
+        db = DB.get(database.kind());
         OutboxMessage atCap = message(payloadAtCap(KafkaRecordCapIT::message, Outbox.DEFAULT_MAX_RECORD_BYTES));
         assertThat(atCap.recordBytes()).isEqualTo(Outbox.DEFAULT_MAX_RECORD_BYTES);
         assertThat(kafkaEstimate(atCap)).isEqualTo(Outbox.DEFAULT_MAX_RECORD_BYTES);
@@ -95,7 +105,7 @@ class KafkaRecordCapIT {
             consumed.awaitStepKeys(1, Duration.ofSeconds(30));
             assertThat(consumed.records.get(0).value()).isEqualTo(atCap.payload());
             await().atMost(Duration.ofSeconds(10)).until(() -> db.outboxRows() == 0);
-            assertThat(db.queryLong("SELECT count(*) FROM " + db.tables.qualified(db.tables.outboxDeadTable())))
+            assertThat(db.queryLong("SELECT count(*) FROM " + db.table(db.tables.outboxDeadTable())))
                     .isZero();
         }
     }

@@ -5,8 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.testkit.TestKafka;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
@@ -16,8 +18,9 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 
 /**
  * A relay frozen in the middle of a batch past its lane lease, whose lanes another relay took
@@ -27,16 +30,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class KafkaStrictFencingIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(10);
+    static final TestDatabases DBS = TestDatabases.perClass(10);
+
+    static final Map<TestDatabase.Kind, Db> DB = new EnumMap<>(TestDatabase.Kind.class);
 
     @RegisterExtension
     static final TestKafka KAFKA = TestKafka.shared();
 
-    static Db db;
+    Db db;
 
     @BeforeAll
     static void setUp() {
-        db = new Db(PG.dataSource(), PG.schema());
+        DBS.all().forEach(d -> DB.put(d.kind(), new Db(d)));
     }
 
     /** Freezes its relay's worker at the end of the first batch, after every send, until released. */
@@ -127,16 +132,20 @@ class KafkaStrictFencingIT {
         }
     }
 
-    @Test
-    void strictFencing_frozenRelayResumesAfterTakeover_publishesNothingStale() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void strictFencing_frozenRelayResumesAfterTakeover_publishesNothingStale(TestDatabase database) throws Exception {
+        db = DB.get(database.kind());
         int n = 300;
         Map<String, Long> seen = frozenRelayResumes(prefix -> kafka().strictFencing("txbox-it-" + prefix).build(), true, n);
         assertThat(seen).hasSize(n);
         assertThat(seen.values()).as("copies per message").containsOnly(1L);
     }
 
-    @Test
-    void withoutStrictFencing_frozenRelayResumesAfterTakeover_publishesItsStaleBatchAgain() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void withoutStrictFencing_frozenRelayResumesAfterTakeover_publishesItsStaleBatchAgain(TestDatabase database) throws Exception {
+        db = DB.get(database.kind());
         int n = 300;
         Map<String, Long> seen = frozenRelayResumes(prefix -> kafka().build(), false, n);
         assertThat(seen).hasSize(n);

@@ -11,31 +11,36 @@ import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.testkit.KeyOrder;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 
 class RabbitRelayIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
+
+    static final Map<TestDatabase.Kind, Db> DB = new EnumMap<>(TestDatabase.Kind.class);
 
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.perClass();
 
-    static Db db;
+    Db db;
     static Connection admin;
     static Channel ch;
 
     @BeforeAll
     static void setUp() throws Exception {
-        db = new Db(PG.dataSource(), PG.schema());
+        DBS.all().forEach(d -> DB.put(d.kind(), new Db(d)));
         admin = RABBIT.newConnection();
         ch = admin.createChannel();
     }
@@ -79,10 +84,12 @@ class RabbitRelayIT {
         return order;
     }
 
-    @Test
-    void rabbit_publishesConfirmedPersistentMessagesWithHeaders_inOrderPerRoutingKey() throws Exception {
-        String exchange = name("ex");
-        String queue = name("q");
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbit_publishesConfirmedPersistentMessagesWithHeaders_inOrderPerRoutingKey(TestDatabase database) throws Exception {
+        db = DB.get(database.kind());
+        String exchange = name("ex-" + database.kind());
+        String queue = name("q-" + database.kind());
         ch.exchangeDeclare(exchange, "topic", false, true, null);
         ch.queueDeclare(queue, false, false, true, null);
         ch.queueBind(queue, exchange, "#");
@@ -120,10 +127,12 @@ class RabbitRelayIT {
         }
     }
 
-    @Test
-    void rabbit_unroutableMessage_isReturnedAndRetriedNotAcked() throws Exception {
-        String exchange = name("noroute");
-        String queue = name("late");
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbit_unroutableMessage_isReturnedAndRetriedNotAcked(TestDatabase database) throws Exception {
+        db = DB.get(database.kind());
+        String exchange = name("noroute-" + database.kind());
+        String queue = name("late-" + database.kind());
         ch.exchangeDeclare(exchange, "direct", false, true, null);
         db.send(Db.message("unroutable-1", "nowhere", "rk-1", "hello"));
         try (RabbitPublisher rabbit = RabbitPublisher.builder().connectionFactory(factory()).build();
@@ -131,8 +140,8 @@ class RabbitRelayIT {
             relay.start();
             // the broker returned it (312 NO_ROUTE): the row stays, with the attempt and reason recorded
             await().atMost(Duration.ofSeconds(10)).until(() -> db.queryLong("SELECT attempts FROM "
-                    + db.tables.qualified(db.tables.outboxTable()) + " WHERE step_key = 'unroutable-1:step'") >= 2);
-            assertThat(db.queryString("SELECT last_error FROM " + db.tables.qualified(db.tables.outboxTable())
+                    + db.table(db.tables.outboxTable()) + " WHERE step_key = 'unroutable-1:step'") >= 2);
+            assertThat(db.queryString("SELECT last_error FROM " + db.table(db.tables.outboxTable())
                     + " WHERE step_key = 'unroutable-1:step'")).contains("312").contains("NO_ROUTE");
             // once a queue is bound, the retry delivers it and only then is the row deleted
             ch.queueDeclare(queue, false, false, true, null);
@@ -140,7 +149,7 @@ class RabbitRelayIT {
             List<GetResponse> got = drain(queue, 1);
             assertThat(Db.utf8(got.get(0).getBody())).isEqualTo("hello");
             await().atMost(Duration.ofSeconds(10)).until(() -> db.queryLong("SELECT count(*) FROM "
-                    + db.tables.qualified(db.tables.outboxTable()) + " WHERE step_key = 'unroutable-1:step'") == 0);
+                    + db.table(db.tables.outboxTable()) + " WHERE step_key = 'unroutable-1:step'") == 0);
         }
     }
 
@@ -150,10 +159,12 @@ class RabbitRelayIT {
      * key's rows end in the dead-letter table rather than being acked into nowhere (the destination
      * moves on: by default the returned key would park at its first dead row, see PoisonKeyIT).
      */
-    @Test
-    void rabbit_returnsMidWindow_otherKeysArriveOnceInOrder() throws Exception {
-        String exchange = name("window");
-        String queue = name("windowq");
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbit_returnsMidWindow_otherKeysArriveOnceInOrder(TestDatabase database) throws Exception {
+        db = DB.get(database.kind());
+        String exchange = name("window-" + database.kind());
+        String queue = name("windowq-" + database.kind());
         ch.exchangeDeclare(exchange, "direct", false, true, null);
         ch.queueDeclare(queue, false, false, true, null);
         for (int k = 0; k < 6; k++) {
@@ -175,7 +186,7 @@ class RabbitRelayIT {
             }
             await().atMost(Duration.ofSeconds(60)).until(() -> db.outboxRows() == 0);
             assertThat(db.deadRows()).isEqualTo(n / 7);
-            assertThat(db.queryString("SELECT min(reason) FROM " + db.tables.qualified(db.tables.outboxDeadTable())))
+            assertThat(db.queryString("SELECT min(reason) FROM " + db.table(db.tables.outboxDeadTable())))
                     .contains("312");
         }
     }

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * A relay on PostgreSQL listens for the sends of outboxes it is not wired to (another process's):
  * an idle relay whose poll is a minute away publishes a sent row within seconds, and keeps doing
- * so after its listening connection is killed.
+ * so after its listening connection is killed. PostgreSQL only: the wake-up rides on its
+ * NOTIFY/LISTEN, which MariaDB does not have (a relay there polls).
  */
 class RelayWakeUpIT {
     @RegisterExtension

@@ -9,21 +9,23 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.txbox.TxboxTables;
 import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.slf4j.LoggerFactory;
 
 /** A relay started on a schema without txbox tables says so once and reports not ready. */
 class UnmigratedSchemaIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(10);
+    static final TestDatabases DBS = TestDatabases.perClass(10);
 
     final ListAppender<ILoggingEvent> logged = new ListAppender<>();
     final Logger relayLogs = (Logger) LoggerFactory.getLogger("io.txbox.relay");
@@ -58,12 +60,13 @@ class UnmigratedSchemaIT {
         return logged.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN)).toList();
     }
 
-    @Test
-    void relay_emptySchema_notReadyWithOneInstructionThenPublishesOnceMigrated() {
-        String schema = PG.newSchema("empty");
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void relay_emptySchema_notReadyWithOneInstructionThenPublishesOnceMigrated(TestDatabase database) {
+        String schema = database.newSchema("empty");
         TxboxTables tables = TxboxTables.inSchema(schema);
         String expected = "schema " + schema + " has no txbox tables: run TxboxMigrations.migrate (or `txbox-relay migrate`) first";
-        try (Relay relay = Relay.builder().dataSource(PG.dataSource()).tables(tables).workers(2)
+        try (Relay relay = Relay.builder().dataSource(database.dataSource()).tables(tables).workers(2)
                 .route("d", Route.of(new Confirming(), "t")).pollInterval(Duration.ofMillis(20))
                 .backlogInterval(Duration.ofMillis(100)).build()) {
             relay.start();
@@ -79,19 +82,20 @@ class UnmigratedSchemaIT {
             assertThat(only.getThrowableProxy()).isNull();
             assertThat(logged.list).noneMatch(e -> e.getFormattedMessage().contains("does not exist"));
 
-            TxboxMigrations.migrate(PG.dataSource(), tables);
-            Db db = new Db(PG.dataSource(), schema);
+            TxboxMigrations.migrate(database.dataSource(), tables);
+            Db db = new Db(database, schema);
             db.send(Db.message("k1", "d", "rk", "p"));
             await().atMost(Duration.ofSeconds(15)).until(() -> db.outboxRows() == 0);
             assertThat(relay.health(Duration.ofSeconds(2)).up()).isTrue();
         }
     }
 
-    @Test
-    void relay_emptySchema_closesWithoutMoreWarningsThanTheOneInstruction() {
-        String schema = PG.newSchema("empty_close");
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void relay_emptySchema_closesWithoutMoreWarningsThanTheOneInstruction(TestDatabase database) {
+        String schema = database.newSchema("empty_close");
         TxboxTables tables = TxboxTables.inSchema(schema);
-        try (Relay relay = Relay.builder().dataSource(PG.dataSource()).tables(tables).workers(2)
+        try (Relay relay = Relay.builder().dataSource(database.dataSource()).tables(tables).workers(2)
                 .route("d", Route.of(new Confirming(), "t")).pollInterval(Duration.ofMillis(20)).build()) {
             relay.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> String.valueOf(relay.status().lastError())
