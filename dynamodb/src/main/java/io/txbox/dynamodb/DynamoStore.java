@@ -80,6 +80,11 @@ public interface DynamoStore extends TwoPhaseStore {
     String KEY_ATTRIBUTE = "pk";
     /** The attribute DynamoDB's TTL must be enabled on: {@value}. */
     String TTL_ATTRIBUTE = "expires_at";
+    /**
+     * Most business writes a {@link DynamoHandler} may add: {@value}, DynamoDB's 100 items per
+     * transaction less the message's entry.
+     */
+    int MAX_TRANSACTION_WRITES = 99;
 
     /**
      * A builder for the store of {@code consumer}: 1 to 128 characters from
@@ -168,6 +173,46 @@ public interface DynamoStore extends TwoPhaseStore {
      */
     @Override
     void release(Claim claim);
+
+    /**
+     * Atomic mode, the DynamoDB counterpart of the database inbox's {@code process}: the
+     * message's entry and the handler's own writes go to DynamoDB in one
+     * {@code TransactWriteItems}, so the business writes and the record that the message was
+     * handled commit together or not at all.
+     *
+     * <p>It claims the key as {@link #claim} does. A first delivery (ACQUIRED) runs
+     * {@code handler}, which adds its writes to a list instead of writing; the store then sends
+     * one transaction: the entry completed with the handler's result, conditioned on the claim's
+     * fence, plus those writes. A crash before the transaction leaves nothing but the lease,
+     * which runs out, and the next delivery runs the handler again.
+     *
+     * <p>Outcomes: PROCESSED once the transaction committed; DUPLICATE (the stored result),
+     * DEAD, IN_FLIGHT or KEY_REUSED without running the handler, as for {@link #claim}. FAILED
+     * (or DEAD at {@code maxAttempts}) when the handler threw, or when DynamoDB cancelled the
+     * transaction because a condition of one of the handler's writes failed or a write was
+     * invalid; then nothing of the transaction was written, the attempt is counted, and
+     * {@link Outcome#error()} is what the handler threw or the SDK's
+     * {@code TransactionCanceledException}, whose cancellation reasons name each write's fate.
+     *
+     * <p>DynamoDB's limits on a transaction apply: at most 100 items (the entry and
+     * {@value #MAX_TRANSACTION_WRITES} writes) and 4 MB in all, every table in the store's
+     * region (a global table replicates a transaction to other regions without its isolation),
+     * and no two writes to the same item. A transaction that conflicts with another write or
+     * transaction on one of its items is cancelled with {@code TransactionConflict}; the claim is
+     * then given back without counting an attempt and a {@link RetryableException} says to
+     * deliver again. Costs a claim (see {@link #claim}) plus one transaction, which DynamoDB
+     * bills as two writes per item.
+     *
+     * @throws InvalidInputException if the key breaks the key rules, the handler added more than
+     *     {@value #MAX_TRANSACTION_WRITES} writes, a null, or one to the store's own entry, or its
+     *     result is too large (see {@link #complete}); nothing is written and no attempt is counted
+     * @throws LeaseLostException if the claim was taken over while the handler ran (its lease
+     *     ran out); nothing of the transaction was written
+     * @throws RetryableException if DynamoDB could not be reached or kept throttling, or the
+     *     transaction met a conflict; it may or may not have committed: deliver the message
+     *     again, and a committed one is then a DUPLICATE
+     */
+    Outcome process(InboundMessage message, DynamoHandler handler);
 
     /**
      * Makes a DEAD key claimable again with a fresh count of attempts, and gives it the

@@ -57,6 +57,7 @@ import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedExce
 import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
+import software.amazon.awssdk.services.dynamodb.model.Update;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /** {@link DynamoStore} on a {@link DynamoDbClient}; every write is conditional. */
@@ -78,6 +79,7 @@ final class DynamoStoreImpl implements DynamoStore {
     private final Fingerprint fingerprint;
     private final Clock clock;
     private final Calls calls;
+    private final AtomicProcess atomic;
 
     DynamoStoreImpl(DynamoStore.Builder b) {
         this.consumer = b.consumer;
@@ -91,6 +93,7 @@ final class DynamoStoreImpl implements DynamoStore {
         this.fingerprint = b.fingerprint;
         this.clock = b.clock;
         this.calls = new Calls(consumer, table, b.throttleRetries, Thread::sleep);
+        this.atomic = new AtomicProcess(this, client, table, calls);
     }
 
     @Override
@@ -258,6 +261,28 @@ final class DynamoStoreImpl implements DynamoStore {
 
     private void completeWith(Claim claim, byte @Nullable [] result, @Nullable Integer resultStatus,
             @Nullable Map<String, List<String>> headers) {
+        Completion c = completion(claim, result, resultStatus, headers);
+        boolean done = calls.run("complete", claim.key(), () -> update(UpdateItemRequest.builder()
+                .updateExpression(c.expression()).conditionExpression(FENCE), c.values(), c.pk()) != null);
+        if (!done) {
+            throw leaseLost(claim);
+        }
+        debug(claim.key(), "completed");
+    }
+
+    /** The completion of {@code claim} with {@code result} as one write of a transaction, fenced like {@link #complete}. */
+    Update completionWrite(Claim claim, byte @Nullable [] result) {
+        Completion c = completion(claim, result, null, null);
+        return Update.builder().tableName(table).key(Map.of(PK, s(c.pk()))).updateExpression(c.expression())
+                .conditionExpression(FENCE).expressionAttributeNames(names(c.expression(), FENCE))
+                .expressionAttributeValues(c.values()).build();
+    }
+
+    /** An update of an entry: its key, its update expression and the values both expressions use. */
+    private record Completion(String pk, String expression, Map<String, AttributeValue> values) {}
+
+    private Completion completion(Claim claim, byte @Nullable [] result, @Nullable Integer resultStatus,
+            @Nullable Map<String, List<String>> headers) {
         String pk = checkClaim(claim);
         if (result != null && result.length > maxResultBytes) {
             throw new InvalidInputException("result for key " + Texts.quote(claim.key()) + " is " + result.length
@@ -295,12 +320,7 @@ final class DynamoStoreImpl implements DynamoStore {
             remove.add("#hd");
         }
         String expression = set + " REMOVE " + String.join(", ", remove);
-        boolean done = calls.run("complete", claim.key(), () -> update(UpdateItemRequest.builder()
-                .updateExpression(expression).conditionExpression(FENCE), values, pk) != null);
-        if (!done) {
-            throw leaseLost(claim);
-        }
-        debug(claim.key(), "completed");
+        return new Completion(pk, expression, values);
     }
 
     @Override
@@ -358,6 +378,19 @@ final class DynamoStoreImpl implements DynamoStore {
     }
 
     @Override
+    public Outcome process(InboundMessage message, DynamoHandler handler) {
+        return atomic.process(message, handler);
+    }
+
+    /** The entry of {@code claim} as it is now (a strongly consistent read), or null if there is none. */
+    @Nullable Map<String, AttributeValue> entry(Claim claim) {
+        String pk = Items.pk(consumer, claim.key(), claim.tenant());
+        GetItemResponse read = calls.run("read", claim.key(),
+                () -> client.getItem(r -> r.tableName(table).key(Map.of(PK, s(pk))).consistentRead(true)));
+        return read.hasItem() && !read.item().isEmpty() ? read.item() : null;
+    }
+
+    @Override
     public boolean resetDead(String key, @Nullable String tenant) {
         String pk = Items.pk(consumer, key, tenant);
         Map<String, AttributeValue> values = Map.of(":d", s(DEAD), ":f", s(FAILED), ":zero", n(0), ":exp",
@@ -405,19 +438,25 @@ final class DynamoStoreImpl implements DynamoStore {
     private @Nullable Map<String, AttributeValue> update(UpdateItemRequest.Builder request,
             Map<String, AttributeValue> values, String pk) {
         UpdateItemRequest partial = request.build();
-        Map<String, String> names = new LinkedHashMap<>();
-        for (String expression : new String[] {partial.updateExpression(), partial.conditionExpression()}) {
-            Matcher m = NAME_REF.matcher(expression == null ? "" : expression);
-            while (m.find()) {
-                names.put("#" + m.group(1), attribute(m.group(1)));
-            }
-        }
+        Map<String, String> names = names(partial.updateExpression(), partial.conditionExpression());
         try {
             return client.updateItem(request.tableName(table).key(Map.of(PK, s(pk))).expressionAttributeNames(names)
                     .expressionAttributeValues(values).returnValues(ReturnValue.ALL_NEW).build()).attributes();
         } catch (ConditionalCheckFailedException e) {
             return null;
         }
+    }
+
+    /** Every {@code #attribute} the expressions use, mapped to its name. */
+    private static Map<String, String> names(@Nullable String... expressions) {
+        Map<String, String> names = new LinkedHashMap<>();
+        for (String expression : expressions) {
+            Matcher m = NAME_REF.matcher(expression == null ? "" : expression);
+            while (m.find()) {
+                names.put("#" + m.group(1), attribute(m.group(1)));
+            }
+        }
+        return names;
     }
 
     private static String attribute(String ref) {
