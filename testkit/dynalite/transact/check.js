@@ -56,7 +56,8 @@ async function expectValidation (what, body, messagePart) {
   assert.strictEqual(res.status, 400, what + ': ' + JSON.stringify(res.body))
   assert.strictEqual(res.body.__type, 'com.amazon.coral.validate#ValidationException', what + ': ' + JSON.stringify(res.body))
   assert.ok(res.body.message.includes(messagePart), what + ': ' + res.body.message)
-  console.log('ok  ' + what + ' -> ValidationException: ' + res.body.message)
+  var msg = res.body.message.length > 120 ? res.body.message.slice(0, 60) + ' ... ' + res.body.message.slice(-55) : res.body.message
+  console.log('ok  ' + what + ' -> ValidationException: ' + msg)
 }
 
 var checks = [
@@ -160,6 +161,38 @@ var checks = [
     await expectValidation('a Put missing its key', {
       TransactItems: [ { Put: { TableName: TABLE, Item: { other: { S: 'x' } } } } ],
     }, 'Missing the key pk in the item')
+  },
+
+  async function over4Mb () {
+    var items = []
+    for (var i = 0; i < 11; i++) items.push(put('big' + i, { attrs: { blob: { S: 'x'.repeat(390 * 1024) } } }))
+    await expectValidation('11 items of 390 KB (over 4 MB)', { TransactItems: items }, 'exceeded the maximum allowed size of 4 MB')
+    assert.strictEqual(await get('big0'), undefined)
+  },
+
+  async function itemOverMaxSize () {
+    await expectValidation('a Put item over 400 KB', {
+      TransactItems: [ put('huge', { attrs: { blob: { S: 'x'.repeat(400 * 1024) } } }) ],
+    }, 'Item size has exceeded the maximum allowed size')
+  },
+
+  async function updateTypeErrorCancels () {
+    var res = await request('TransactWriteItems', {
+      TransactItems: [ put('i'), {
+        Update: {
+          TableName: TABLE,
+          Key: { pk: { S: 'n' } },
+          UpdateExpression: 'SET n = #s + :one',
+          ExpressionAttributeNames: { '#s': 'state' },
+          ExpressionAttributeValues: { ':one': { N: '1' } },
+        },
+      } ],
+    })
+    assert.strictEqual(res.body.__type, 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException')
+    assert.deepStrictEqual(res.body.CancellationReasons, [ { Code: 'None' },
+      { Code: 'ValidationError', Message: 'An operand in the update expression has an incorrect data type' } ])
+    assert.strictEqual(await get('i'), undefined)
+    console.log('ok  an Update adding a number to a string cancelled the transaction: ' + res.body.Message)
   },
 
   async function missingTable () {

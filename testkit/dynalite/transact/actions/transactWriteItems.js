@@ -6,7 +6,8 @@ var async = require('async'),
   updateItem = require('./updateItem'),
   OPERATIONS = require('../validations/transactWriteItems').OPERATIONS
 
-// AWS: "The aggregate size of the items in the transaction cannot exceed 4 MB."
+// AWS: "The aggregate size of the items in the transaction cannot exceed 4 MB." Measured here as the items after
+// the transaction (the Put items, the updated items) plus the items a Delete or ConditionCheck names.
 var MAX_TRANSACTION_SIZE = 4 * 1024 * 1024
 
 module.exports = function transactWriteItems (store, data, cb) {
@@ -52,14 +53,15 @@ module.exports = function transactWriteItems (store, data, cb) {
         if (err) return cb(err)
 
         var reasons = ops.map(evaluate)
-        if (reasons.some(function (reason) { return reason.Code != 'None' }))
-          return cb(cancelled(reasons))
 
         var size = ops.reduce(function (sum, op) {
-          return sum + db.itemSize(op.newItem || op.existing || op.params.Key)
+          return sum + db.itemSize(op.type == 'Put' ? op.params.Item : op.newItem || op.existing || op.params.Key)
         }, 0)
         if (size > MAX_TRANSACTION_SIZE)
           return cb(db.validationError('Transaction request size has exceeded the maximum allowed size of 4 MB'))
+
+        if (reasons.some(function (reason) { return reason.Code != 'None' }))
+          return cb(cancelled(reasons))
 
         async.eachSeries(ops, write, function (err) {
           if (err) return cb(err)
