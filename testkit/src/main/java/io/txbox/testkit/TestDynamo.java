@@ -28,13 +28,16 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * }</pre>
  *
  * <p>dynalite is installed from {@code testkit/dynalite/package-lock.json} by {@code npm ci}
- * (the CI script does it). When {@code testkit/dynalite/node_modules} is missing, the first
- * start runs {@code npm ci} there itself. {@code TXBOX_TEST_DYNAMO_ENDPOINT} names a running
+ * (the CI script does it). When {@code testkit/dynalite/node_modules} is missing, or holds a
+ * dynalite without the current {@code TransactWriteItems} extension, the first start runs
+ * {@code npm ci} there itself. {@code TXBOX_TEST_DYNAMO_ENDPOINT} names a running
  * server instead (then nothing is started). A server that does not answer within
  * {@link #START_TIMEOUT} fails the class with a {@link TestkitException} that says what to do.
  *
- * <p>dynalite is not DynamoDB: it does not implement {@code TransactWriteItems} nor
- * {@code UpdateTimeToLive} (TTL never deletes), and it enforces neither throughput nor every limit.
+ * <p>dynalite does not implement {@code TransactWriteItems} itself: {@code testkit/dynalite/transact}
+ * adds it on install, built from dynalite's own item operations (its README says what it does not
+ * model). dynalite is not DynamoDB: it does not implement {@code UpdateTimeToLive} (TTL never
+ * deletes), and it enforces neither throughput nor every limit.
  */
 public final class TestDynamo implements BeforeAllCallback {
   /** The dynalite version the lock file pins. */
@@ -109,7 +112,7 @@ public final class TestDynamo implements BeforeAllCallback {
   public static Server startPrivate() {
     Path dir = dynaliteDir();
     Path cli = dir.resolve("node_modules/dynalite/cli.js");
-    if (!Files.isRegularFile(cli)) {
+    if (!Files.isRegularFile(cli) || !transactInstalled(dir)) {
       npmCi(dir);
     }
     int port = freePort();
@@ -138,6 +141,24 @@ public final class TestDynamo implements BeforeAllCallback {
       throw e;
     }
     return server;
+  }
+
+  /**
+   * Whether node_modules holds the current TransactWriteItems extension: an install from before
+   * it, or from an older copy of it, is replaced by npm ci.
+   */
+  private static boolean transactInstalled(Path dir) {
+    for (String file : List.of("actions/transactWriteItems.js", "validations/transactWriteItems.js")) {
+      Path installed = dir.resolve("node_modules/dynalite").resolve(file);
+      try {
+        if (!Files.isRegularFile(installed) || Files.mismatch(dir.resolve("transact").resolve(file), installed) != -1) {
+          return false;
+        }
+      } catch (IOException e) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static String node() {
