@@ -54,19 +54,21 @@ final class AtomicProcess {
     Outcome process(InboundMessage message, DynamoHandler handler) {
         Args.notNull(message, "message");
         Args.notNull(handler, "handler");
-        Claim claim;
+        DynamoStoreImpl.Claimed claimed;
         try {
-            claim = store.claim(message);
+            claimed = store.claimed(message);
         } catch (KeyReuseException e) {
             return new Outcome(Outcome.Status.KEY_REUSED, null, 0, e.getMessage(), null);
         }
+        Claim claim = claimed.claim();
+        int attempts = claimed.attempts();
         switch (claim.status()) {
             case DUPLICATE:
-                return new Outcome(Outcome.Status.DUPLICATE, claim.result(), claim.fencingToken(), null, null);
+                return new Outcome(Outcome.Status.DUPLICATE, claim.result(), attempts, null, null);
             case DEAD:
-                return new Outcome(Outcome.Status.DEAD, null, claim.fencingToken(), claim.reason(), null);
+                return new Outcome(Outcome.Status.DEAD, null, attempts, claim.reason(), null);
             case IN_FLIGHT:
-                return new Outcome(Outcome.Status.IN_FLIGHT, null, claim.fencingToken(), null, null);
+                return new Outcome(Outcome.Status.IN_FLIGHT, null, attempts, null, null);
             default:
                 break;
         }
@@ -99,9 +101,9 @@ final class AtomicProcess {
                 log.debug("{} - key {} processed with {} writes in one transaction", store.consumer(),
                         Texts.quote(claim.key()), writes.size());
             }
-            return new Outcome(Outcome.Status.PROCESSED, result, claim.fencingToken(), null, null);
+            return new Outcome(Outcome.Status.PROCESSED, result, attempts, null, null);
         }
-        return cancelled(claim, cancelled, result);
+        return cancelled(claim, attempts, cancelled, result);
     }
 
     /** The entry's completion first, then the handler's writes; refuses what DynamoDB would refuse for the store. */
@@ -130,7 +132,7 @@ final class AtomicProcess {
         return items;
     }
 
-    private Outcome cancelled(Claim claim, TransactionCanceledException e, byte @Nullable [] result) {
+    private Outcome cancelled(Claim claim, int attempts, TransactionCanceledException e, byte @Nullable [] result) {
         List<String> codes = e.hasCancellationReasons()
                 ? e.cancellationReasons().stream().map(CancellationReason::code).map(String::valueOf).toList()
                 : List.of();
@@ -139,7 +141,7 @@ final class AtomicProcess {
             Map<String, AttributeValue> now = store.entry(claim);
             if (now != null && COMPLETED.equals(Items.string(now, STATE))
                     && Items.number(now, TOKEN) == claim.fencingToken()) {
-                return new Outcome(Outcome.Status.PROCESSED, result, claim.fencingToken(), null, null); // our own commit, sent again
+                return new Outcome(Outcome.Status.PROCESSED, result, attempts, null, null); // our own commit, sent again
             }
             log.warn("{} - key {} lost its claim (fencing token {}) while the handler ran; its transaction wrote"
                     + " nothing", store.consumer(), Texts.quote(claim.key()), claim.fencingToken());

@@ -108,6 +108,13 @@ final class DynamoStoreImpl implements DynamoStore {
 
     @Override
     public Claim claim(InboundMessage message) {
+        return claimed(message).claim();
+    }
+
+    /** A claim and the key's attempts with it (for ACQUIRED, this one included). */
+    record Claimed(Claim claim, int attempts) {}
+
+    Claimed claimed(InboundMessage message) {
         Args.notNull(message, "message");
         String key = message.key();
         String tenant = message.tenant();
@@ -115,7 +122,7 @@ final class DynamoStoreImpl implements DynamoStore {
         byte[] fp = fingerprint.of(message);
         for (int round = 0; round < MAX_ROUNDS; round++) {
             long now = clock.millis();
-            Claim created = calls.run("claim", key, () -> create(pk, key, tenant, fp, now));
+            Claimed created = calls.run("claim", key, () -> create(pk, key, tenant, fp, now));
             if (created != null) {
                 return created;
             }
@@ -124,7 +131,7 @@ final class DynamoStoreImpl implements DynamoStore {
             if (!read.hasItem() || read.item().isEmpty()) {
                 continue; // expired or deleted between the two calls: create it again
             }
-            Claim claim = decide(read.item(), pk, key, tenant, fp, now);
+            Claimed claim = decide(read.item(), pk, key, tenant, fp, now);
             if (claim != null) {
                 return claim;
             }
@@ -134,7 +141,7 @@ final class DynamoStoreImpl implements DynamoStore {
     }
 
     /** Puts a new entry if the key has none: ACQUIRED, or null when the key is stored already. */
-    private @Nullable Claim create(String pk, String key, @Nullable String tenant, byte @Nullable [] fp, long now) {
+    private @Nullable Claimed create(String pk, String key, @Nullable String tenant, byte @Nullable [] fp, long now) {
         long until = now + leaseMs;
         Map<String, AttributeValue> item = new HashMap<>();
         item.put(PK, s(pk));
@@ -159,12 +166,12 @@ final class DynamoStoreImpl implements DynamoStore {
             return null;
         }
         debug(key, "claimed with fencing token 1");
-        return Claim.of(consumer, key, tenant, Claim.Status.ACQUIRED, 1, Instant.ofEpochMilli(until), null, null, null,
-                null);
+        return new Claimed(Claim.of(consumer, key, tenant, Claim.Status.ACQUIRED, 1, Instant.ofEpochMilli(until), null,
+                null, null, null), 1);
     }
 
     /** What a stored entry means for a claim at {@code now}; null when another claimant changed it first. */
-    private @Nullable Claim decide(Map<String, AttributeValue> item, String pk, String key, @Nullable String tenant,
+    private @Nullable Claimed decide(Map<String, AttributeValue> item, String pk, String key, @Nullable String tenant,
             byte @Nullable [] fp, long now) {
         byte[] storedFp = Items.bytes(item, FINGERPRINT);
         if (storedFp != null && fp != null && !Arrays.equals(storedFp, fp)) {
@@ -178,19 +185,21 @@ final class DynamoStoreImpl implements DynamoStore {
             case COMPLETED: {
                 AttributeValue rs = item.get(RESULT_STATUS);
                 Integer resultStatus = rs == null ? null : Integer.valueOf(rs.n());
-                return Claim.of(consumer, key, tenant, Claim.Status.DUPLICATE, attempts, null,
-                        Items.bytes(item, RESULT), resultStatus, StoredHeaders.decode(Items.bytes(item, HEADERS)), null);
+                return new Claimed(Claim.of(consumer, key, tenant, Claim.Status.DUPLICATE, attempts, null,
+                        Items.bytes(item, RESULT), resultStatus, StoredHeaders.decode(Items.bytes(item, HEADERS)), null),
+                        attempts);
             }
             case DEAD: {
                 String reason = Items.string(item, ERROR);
                 log.warn("{} - key {} is DEAD: {}", consumer, Texts.quote(key), reason);
-                return Claim.of(consumer, key, tenant, Claim.Status.DEAD, attempts, null, null, null, null, reason);
+                return new Claimed(Claim.of(consumer, key, tenant, Claim.Status.DEAD, attempts, null, null, null, null,
+                        reason), attempts);
             }
             case PROCESSING: {
                 long until = Items.number(item, LEASE_UNTIL);
                 if (now <= until + marginMs) {
-                    return Claim.of(consumer, key, tenant, Claim.Status.IN_FLIGHT, attempts, null, null, null, null,
-                            null);
+                    return new Claimed(Claim.of(consumer, key, tenant, Claim.Status.IN_FLIGHT, attempts, null, null,
+                            null, null, null), attempts);
                 }
                 if (attempts >= maxAttempts) {
                     String last = Items.string(item, ERROR);
@@ -204,7 +213,8 @@ final class DynamoStoreImpl implements DynamoStore {
                         return null;
                     }
                     log.error("{} - key {} is DEAD: {}; parked for an operator", consumer, Texts.quote(key), reason);
-                    return Claim.of(consumer, key, tenant, Claim.Status.DEAD, attempts, null, null, null, null, reason);
+                    return new Claimed(Claim.of(consumer, key, tenant, Claim.Status.DEAD, attempts, null, null, null,
+                            null, reason), attempts);
                 }
                 return takeOver(pk, key, tenant, fp, storedFp, state, attempts, token, now);
             }
@@ -216,7 +226,7 @@ final class DynamoStoreImpl implements DynamoStore {
         }
     }
 
-    private @Nullable Claim takeOver(String pk, String key, @Nullable String tenant, byte @Nullable [] fp,
+    private @Nullable Claimed takeOver(String pk, String key, @Nullable String tenant, byte @Nullable [] fp,
             byte @Nullable [] storedFp, String state, int attempts, long token, long now) {
         if (token >= Integer.MAX_VALUE) {
             throw new TxboxException("the fencing token of key " + Texts.quote(key) + " of consumer "
@@ -243,8 +253,8 @@ final class DynamoStoreImpl implements DynamoStore {
             return null;
         }
         debug(key, "claimed with fencing token " + (token + 1));
-        return Claim.of(consumer, key, tenant, Claim.Status.ACQUIRED, (int) (token + 1), Instant.ofEpochMilli(until),
-                null, null, null, null);
+        return new Claimed(Claim.of(consumer, key, tenant, Claim.Status.ACQUIRED, (int) (token + 1),
+                Instant.ofEpochMilli(until), null, null, null, null), attempts + 1);
     }
 
     @Override
