@@ -154,6 +154,25 @@ class DynamoAtomicIT {
     }
 
     @Test
+    void process_sameKeyOtherPayload_keyReusedWithoutRunningHandler() {
+        DynamoStore store = builder("atomic-reuse").build();
+        assertThat(store.process(msg("r-1", "amount=10"), (m, w) -> {
+            w.add(credit("reuse-acct", 10));
+            return null;
+        }).status()).isEqualTo(Outcome.Status.PROCESSED);
+        AtomicInteger runs = new AtomicInteger();
+        Outcome reused = store.process(msg("r-1", "amount=99"), (m, w) -> {
+            runs.incrementAndGet();
+            w.add(credit("reuse-acct", 99));
+            return null;
+        });
+        assertThat(reused.status()).isEqualTo(Outcome.Status.KEY_REUSED);
+        assertThat(reused.reason()).contains("r-1");
+        assertThat(runs).hasValue(0);
+        assertThat(account("reuse-acct")).containsEntry("balance", AttributeValue.fromN("10"));
+    }
+
+    @Test
     void process_handlerThrows_nothingWritten_failedThenRunsAgain() {
         DynamoStore store = builder("atomic-throw").build();
         Outcome failed = store.process(msg("t-1", "p"), (m, writes) -> {
