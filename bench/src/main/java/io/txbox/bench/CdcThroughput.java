@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
+import org.HdrHistogram.Histogram;
 
 /**
  * cdc-kafka: the same writers through the polling relay and through change data capture, end to
@@ -26,7 +27,8 @@ import java.util.function.ToDoubleFunction;
  * run; a pass's figure is rows / time from its first write to the arrival of its last new step
  * key, {@code cdc_to_poll} the CDC rate over the polling one (all rounds). Also per pass: the CPU
  * of the database sessions per 1,000 messages (the writers', and the relay's or the engine's
- * walsender), and {@code db_cpu_ratio}. The oracle: every step key arrives, in per-key order
+ * walsender), and {@code db_cpu_ratio}. With {@code --rate}, also each path's end-to-end p50 and
+ * p99: from the time a message's transaction was due by the pace to its arrival. The oracle: every step key arrives, in per-key order
  * ({@link KeyOrder}), and duplicates are counted.
  */
 final class CdcThroughput extends Scenario {
@@ -55,7 +57,7 @@ final class CdcThroughput extends Scenario {
      * the writers' database sessions and of the reading side's (the relay's sessions, or the walsender).
      */
     private record Pass(boolean cdc, double msgsPerSec, double writeRate, double seconds, KafkaAdmin.ReadBack back,
-            KeyOrder order, double dbWriters, double dbReader) {
+            KeyOrder order, double dbWriters, double dbReader, Histogram latency) {
         double dbCpu() {
             return dbWriters + dbReader;
         }
@@ -146,6 +148,15 @@ final class CdcThroughput extends Scenario {
                 .figure("poll_duplicates", pollDuplicates, "msgs")
                 .figure("order_violations", violations, "msgs")
                 .figure("outbox_left", left, "rows");
+        if (rate > 0) {
+            report.figure("poll_p50_ms", latencyMs(passes, false, 50), "ms")
+                    .figure("poll_p99_ms", latencyMs(passes, false, 99), "ms")
+                    .figure("cdc_p50_ms", latencyMs(passes, true, 50), "ms")
+                    .figure("cdc_p99_ms", latencyMs(passes, true, 99), "ms");
+            log("end to end, from each transaction's due time to its rows' arrival: polling p50 %.2f / p99 %.2f ms,"
+                    + " CDC p50 %.2f / p99 %.2f ms", latencyMs(passes, false, 50), latencyMs(passes, false, 99),
+                    latencyMs(passes, true, 50), latencyMs(passes, true, 99));
+        }
         report.target("lost", "==", 0).target("order_violations", "==", 0).target("db_cpu_ratio", "<=", 0.3);
         report.note("polling: an in-process relay, " + relayRun.workers + " workers, batch " + relayRun.batchSize
                 + "; CDC: Debezium's embedded engine (PostgreSQL connector, pgoutput, insert-only publication) with"
@@ -154,6 +165,10 @@ final class CdcThroughput extends Scenario {
         report.note("each pass: rows / time from the first write to the arrival of the last new step key at a consumer"
                 + " reading the topic from its start; a polling pass runs without the engine; database CPU: the writers'"
                 + " sessions, plus the relay's (polling) or the slot's walsender (CDC)");
+        if (rate > 0) {
+            report.note("latency (with --rate): per message, from the time its writer transaction was due by the pace"
+                    + " to the arrival of its step key at the consumer; a writer that falls behind its pace adds its lag");
+        }
         StringBuilder table = new StringBuilder();
         for (Pass p : passes) {
             table.append(String.format("%-13s %s%n", p.cdc() ? "Debezium:" : "polling relay:", describe(p)));
@@ -239,6 +254,8 @@ final class CdcThroughput extends Scenario {
             throws Exception {
         KeyOrder order = new KeyOrder();
         AtomicLong lastNew = new AtomicLong();
+        Histogram latency = new Histogram(3);
+        long from = index * rows;
         CpuAccount writersCpu = CpuAccount.start(env, List.of(), List.of(env.applicationName("writers")));
         CpuAccount readerCpu = CpuAccount.start(env, List.of(), pools, backends);
         long t0 = System.nanoTime();
@@ -247,10 +264,14 @@ final class CdcThroughput extends Scenario {
             String step = KafkaAdmin.stepKey(r);
             if (step != null && r.key() != null) {
                 int before = order.distinct();
-                order.add(new String(r.key(), StandardCharsets.UTF_8),
-                        Long.parseLong(step.substring(1, step.length() - Backlog.STEP.length() - 1)));
+                long row = Long.parseLong(step.substring(1, step.length() - Backlog.STEP.length() - 1));
+                order.add(new String(r.key(), StandardCharsets.UTF_8), row);
                 if (order.distinct() > before) {
-                    lastNew.set(System.nanoTime());
+                    long now = System.nanoTime();
+                    lastNew.set(now);
+                    if (rate > 0) {
+                        latency.recordValue(Math.max(0, (now - due(t0, row - from)) / 1000));
+                    }
                 }
             }
         });
@@ -259,9 +280,27 @@ final class CdcThroughput extends Scenario {
         double writeRate = writing.join();
         // nothing arrived at all: the time the reader gave up (the pass counts as lost)
         double secs = ((lastNew.get() != 0 ? lastNew.get() : System.nanoTime()) - t0) / 1e9;
-        Pass p = new Pass(cdc, rows / secs, writeRate, secs, back, order, dbWriters, dbReader);
+        Pass p = new Pass(cdc, rows / secs, writeRate, secs, back, order, dbWriters, dbReader, latency);
         log("%s: %s", cdc ? "Debezium" : "polling relay", describe(p));
         return p;
+    }
+
+    /**
+     * When the paced writers' transaction holding row {@code offset} (counted from the pass's
+     * first row) is due: the order {@link Backlog#fill} gives key-owned rows, at {@link #rate}.
+     */
+    private long due(long t0, long offset) {
+        long thread = offset % writers;
+        long own = (offset - thread) / ((long) txSize * writers);
+        long ordinal = own * writers + thread;
+        return t0 + (long) (ordinal * txSize / rate * 1e9);
+    }
+
+    /** Microseconds to milliseconds, at the {@code percentile} of one path's passes. */
+    private static double latencyMs(List<Pass> passes, boolean cdc, double percentile) {
+        Histogram all = new Histogram(3);
+        passes.stream().filter(p -> p.cdc() == cdc).forEach(p -> all.add(p.latency()));
+        return all.getTotalCount() == 0 ? 0 : Report.round(all.getValueAtPercentile(percentile) / 1000.0, 2);
     }
 
     /** The writers on a thread of their own: key-owned, {@code txSize} rows per transaction; their rows per second. */
