@@ -8,7 +8,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
 import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -36,22 +36,26 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The Idempotency-Key helper behind a real JDK {@link HttpServer}, driven by a real HTTP
- * client: every status the IETF draft asks for.
+ * client: every status the IETF draft asks for. Run on each database by a subclass
+ * ({@link HttpIdempotencyPostgresIT}, {@link HttpIdempotencyMariaDbIT}).
  */
-class HttpIdempotencyIT {
-    @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class HttpIdempotencyContract {
+    /** The database of the subclass; the inbox's tables live in its schema. */
+    abstract TestDatabase database();
+
+    static TestDatabase db;
 
     static HttpServer server;
     static HttpClient client;
     /** Runs the request that stalls in the lease takeover tests. */
-    static final ExecutorService background = Executors.newSingleThreadExecutor();
+    static ExecutorService background;
     static URI base;
     static TxboxTables tables;
     /** A business table: one row per effect of a request, deliberately without a unique key. */
@@ -65,12 +69,14 @@ class HttpIdempotencyIT {
     static volatile CountDownLatch entered = new CountDownLatch(0);
 
     @BeforeAll
-    static void start() throws Exception {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        effects = PG.schema() + ".effects";
+    void start() throws Exception {
+        db = database();
+        background = Executors.newSingleThreadExecutor();
+        tables = TxboxTables.inSchema(db.schema());
+        TxboxMigrations.migrate(db.dataSource(), tables);
+        effects = db.qualified(db.schema(), "effects");
         execute("CREATE TABLE " + effects + " (idempotency_key text NOT NULL, n int NOT NULL)");
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys("orders-api"), PG.dataSource()).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("orders-api"), db.dataSource()).build();
 
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         server.setExecutor(Executors.newFixedThreadPool(4));
@@ -92,7 +98,7 @@ class HttpIdempotencyIT {
                 o.write(out);
             }
         }));
-        HttpIdempotency transactional = HttpIdempotency.builder(keys("orders-api-tx"), PG.dataSource()).build();
+        HttpIdempotency transactional = HttpIdempotency.builder(keys("orders-api-tx"), db.dataSource()).build();
         server.createContext("/tx-orders", transactional.forHttpServer((tx, exchange) -> {
             int n = calls.incrementAndGet();
             insertEffect(tx, exchange.getRequestHeaders().getFirst("Idempotency-Key"), n);
@@ -103,7 +109,7 @@ class HttpIdempotencyIT {
                 o.write(out);
             }
         }));
-        HttpIdempotency keyOptional = HttpIdempotency.builder(keys("capped-api"), PG.dataSource())
+        HttpIdempotency keyOptional = HttpIdempotency.builder(keys("capped-api"), db.dataSource())
                 .keyRequired(r -> false).maxBodyBytes(CAP).build();
         server.createContext("/capped", keyOptional.forHttpServer(exchange -> {
             calls.incrementAndGet();
@@ -119,7 +125,7 @@ class HttpIdempotencyIT {
     }
 
     @AfterAll
-    static void stop() {
+    void stop() {
         server.stop(0);
         background.shutdownNow();
     }
@@ -256,7 +262,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_frameworkNeutral_exceptionIs500AndNotCached() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys("neutral"), PG.dataSource()).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("neutral"), db.dataSource()).build();
         HttpRequestData request = new HttpRequestData("POST", "/pay",
                 Map.of("idempotency-key", List.of("n-1")), "x".getBytes(UTF_8));
 
@@ -277,7 +283,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_keyOptionalForSomeRequests_runsWithoutIdempotency() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys("optional"), PG.dataSource())
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("optional"), db.dataSource())
                 .keyRequired(r -> !r.method().equals("GET"))
                 .build();
         HttpRequestData get = new HttpRequestData("GET", "/orders/1", Map.of(), null);
@@ -287,7 +293,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_bodyOverCap_is413() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys("capped"), PG.dataSource()).maxBodyBytes(10).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("capped"), db.dataSource()).maxBodyBytes(10).build();
         HttpRequestData big = new HttpRequestData("POST", "/x", Map.of("Idempotency-Key", List.of("big")),
                 new byte[11]);
         assertThat(idempotency.handle(big, r -> HttpResponseData.of(200, "text/plain", "no")).status())
@@ -296,7 +302,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_responseOverMaxBodyBytes_isStoredAndReplayedWhole() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys("big-answer"), PG.dataSource()).maxBodyBytes(10).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("big-answer"), db.dataSource()).maxBodyBytes(10).build();
         HttpRequestData request = new HttpRequestData("POST", "/x", Map.of("Idempotency-Key", List.of("answer-1")),
                 new byte[10]);
         String answer = "a receipt of more than ten bytes";
@@ -320,7 +326,7 @@ class HttpIdempotencyIT {
     void handle_fiveServerErrorsThenLeaseOutlived_retryStillRuns(int maxAttempts) throws Exception {
         String consumer = "attempts-" + maxAttempts;
         Inbox keys = keys(consumer, b -> b.lease(Duration.ofMillis(300)).maxAttempts(maxAttempts));
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys, PG.dataSource()).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys, db.dataSource()).build();
         HttpRequestData request = request("attempts-1");
         for (int i = 0; i < 5; i++) {
             assertThat(idempotency.handle(request, r -> HttpResponseData.of(503, "text/plain", "busy")).status())
@@ -341,7 +347,7 @@ class HttpIdempotencyIT {
         assertThat(retry.body()).asString(UTF_8).isEqualTo("ran");
         assertThat(replay.body()).asString(UTF_8).isEqualTo("ran");
         assertThat(replay.header(HttpIdempotency.REPLAYED_HEADER)).isEqualTo("true");
-        assertThat(keys.listDead(PG.dataSource(), 10)).isEmpty();
+        assertThat(keys.listDead(db.dataSource(), 10)).isEmpty();
     }
 
     @Test
@@ -374,7 +380,7 @@ class HttpIdempotencyIT {
     @Test
     void handle_maxAttemptsConfigured_keyIsDeadAfterThatManyRunsOutlivedTheirLease() throws Exception {
         Inbox keys = keys("attempts-limit", b -> b.lease(Duration.ofMillis(300)).maxAttempts(2));
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys, PG.dataSource()).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys, db.dataSource()).build();
         HttpRequestData request = request("attempts-3");
         ExecutorService stallers = Executors.newFixedThreadPool(2);
         CountDownLatch resume = new CountDownLatch(1);
@@ -398,7 +404,7 @@ class HttpIdempotencyIT {
             assertThat(dead.body()).asString(UTF_8).contains("outlived its lease too often");
             assertThat(stillDead.status()).isEqualTo(500);
             assertThat(runs).hasValue(2);
-            assertThat(keys.resetDead(PG.dataSource(), "attempts-3")).isTrue();
+            assertThat(keys.resetDead(db.dataSource(), "attempts-3")).isTrue();
             resume.countDown();
             assertThat(idempotency.handle(request, r -> HttpResponseData.of(201, "text/plain", "ran")).status())
                     .isEqualTo(201);
@@ -473,7 +479,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_transactional_unkeyedBodyOverCap_is413AndNothingRuns() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-capped"), PG.dataSource())
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-capped"), db.dataSource())
                 .keyRequired(r -> false).maxBodyBytes(10).build();
         HttpRequestData big = new HttpRequestData("POST", "/x", Map.of(), new byte[11]);
 
@@ -528,7 +534,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_quotedKeyWithNonAscii_is400NamingTheCharacter() {
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys("sf-ascii"), PG.dataSource()).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("sf-ascii"), db.dataSource()).build();
         HttpRequestData request = new HttpRequestData("POST", "/x",
                 Map.of("Idempotency-Key", List.of("\"caf\u00e9\"")), new byte[0]);
 
@@ -580,14 +586,14 @@ class HttpIdempotencyIT {
         // "crashed" after its commit: the response is not stored
         Future<HttpResponseData> stalled = stallPastLease(background, "plain-crash", request, resume,
                 h -> idempotency.handle(request, r -> {
-                    try (Connection c = PG.dataSource().getConnection()) {
+                    try (Connection c = db.dataSource().getConnection()) {
                         insertEffect(c, "crash-plain", 1); // auto-commit: committed here
                     }
                     return h.handle(r);
                 }));
 
         HttpResponseData retry = idempotency.handle(request, r -> {
-            try (Connection c = PG.dataSource().getConnection()) {
+            try (Connection c = db.dataSource().getConnection()) {
                 insertEffect(c, "crash-plain", 2);
             }
             return HttpResponseData.of(201, "text/plain", "second");
@@ -640,7 +646,7 @@ class HttpIdempotencyIT {
      */
     @Test
     void handle_transactional_connectionDiesBeforeCommit_noEffectAndRetryRunsOnce() throws Exception {
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-dies"), PG.dataSource()).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-dies"), db.dataSource()).build();
         HttpRequestData request = request("dies-tx");
 
         HttpResponseData died = idempotency.handle(request, (tx, r) -> {
@@ -663,7 +669,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_transactional_exceptionRollsBackWritesAndIsNotCached() throws Exception {
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-throws"), PG.dataSource()).build();
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-throws"), db.dataSource()).build();
         HttpRequestData request = request("throws-tx");
 
         HttpResponseData failed = idempotency.handle(request, (tx, r) -> {
@@ -682,7 +688,7 @@ class HttpIdempotencyIT {
 
     @Test
     void handle_transactional_keyOptional_runsAndCommitsWithoutEntry() throws Exception {
-        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-optional"), PG.dataSource())
+        HttpIdempotency idempotency = HttpIdempotency.builder(keys("tx-optional"), db.dataSource())
                 .keyRequired(r -> false).build();
         HttpRequestData keyless = new HttpRequestData("POST", "/orders", Map.of(), "x".getBytes(UTF_8));
 
@@ -708,8 +714,8 @@ class HttpIdempotencyIT {
 
     /** The stored message keys of {@code consumer} matching the SQL LIKE {@code pattern}. */
     private static List<String> storedKeys(String consumer, String pattern) throws SQLException {
-        try (Connection c = PG.dataSource().getConnection();
-                PreparedStatement ps = c.prepareStatement("select message_key from " + tables.qualified(tables.inboxTable())
+        try (Connection c = db.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("select message_key from " + db.qualified(db.schema(), tables.inboxTable())
                         + " where consumer = ? and message_key like ? order by message_key")) {
             ps.setString(1, consumer);
             ps.setString(2, pattern);
@@ -724,7 +730,7 @@ class HttpIdempotencyIT {
     }
 
     private static HttpIdempotency shortLease(String consumer) {
-        return HttpIdempotency.builder(keys(consumer, b -> b.lease(Duration.ofMillis(300))), PG.dataSource()).build();
+        return HttpIdempotency.builder(keys(consumer, b -> b.lease(Duration.ofMillis(300))), db.dataSource()).build();
     }
 
     /** The database inbox that keeps the keys of {@code consumer}, as an HTTP helper needs it. */
@@ -763,9 +769,9 @@ class HttpIdempotencyIT {
     /** Polls the database clock, which the lease follows, until the key's lease has run out. */
     private static void awaitLeaseExpired(String consumer, String key) {
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(25)).until(() -> {
-            try (Connection c = PG.dataSource().getConnection();
-                    PreparedStatement ps = c.prepareStatement("select lease_until < clock_timestamp() from "
-                            + tables.qualified(tables.inboxTable()) + " where consumer = ? and message_key = ?")) {
+            try (Connection c = db.dataSource().getConnection();
+                    PreparedStatement ps = c.prepareStatement("select lease_until < " + (db.kind() == TestDatabase.Kind.POSTGRESQL ? "clock_timestamp()" : "now(6)") + " from "
+                            + db.qualified(db.schema(), tables.inboxTable()) + " where consumer = ? and message_key = ?")) {
                 ps.setString(1, consumer);
                 ps.setString(2, key);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -784,19 +790,22 @@ class HttpIdempotencyIT {
     }
 
     private static void terminateBackendOf(Connection victim) throws SQLException {
-        int pid;
-        try (Statement s = victim.createStatement(); ResultSet rs = s.executeQuery("select pg_backend_pid()")) {
+        boolean pg = db.kind() == TestDatabase.Kind.POSTGRESQL;
+        long id;
+        try (Statement s = victim.createStatement();
+                ResultSet rs = s.executeQuery(pg ? "select pg_backend_pid()" : "select connection_id()")) {
             rs.next();
-            pid = rs.getInt(1);
+            id = rs.getLong(1);
         }
-        try (Connection c = PG.dataSource().getConnection(); Statement s = c.createStatement()) {
-            // waits until the backend is gone, so the next statement on the victim fails
-            s.execute("select pg_terminate_backend(" + pid + ", 10000)");
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            // PostgreSQL waits until the backend is gone, so the next statement on the victim fails;
+            // MariaDB's KILL returns once the connection is marked killed, which has the same effect
+            s.execute(pg ? "select pg_terminate_backend(" + id + ", 10000)" : "KILL CONNECTION " + id);
         }
     }
 
     private static long effectsOf(String key) throws SQLException {
-        try (Connection c = PG.dataSource().getConnection();
+        try (Connection c = db.dataSource().getConnection();
                 PreparedStatement ps = c.prepareStatement("select count(*) from " + effects + " where idempotency_key = ?")) {
             ps.setString(1, key);
             try (ResultSet rs = ps.executeQuery()) {
@@ -808,8 +817,10 @@ class HttpIdempotencyIT {
 
     /** The run numbers that left an effect for {@code key}, comma-separated in order. */
     private static String effectNumbers(String key) throws SQLException {
-        try (Connection c = PG.dataSource().getConnection();
-                PreparedStatement ps = c.prepareStatement("select coalesce(string_agg(n::text, ',' order by n), '') from "
+        try (Connection c = db.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement((db.kind() == TestDatabase.Kind.POSTGRESQL
+                        ? "select coalesce(string_agg(n::text, ',' order by n), '') from "
+                        : "select coalesce(group_concat(n order by n separator ','), '') from ")
                         + effects + " where idempotency_key = ?")) {
             ps.setString(1, key);
             try (ResultSet rs = ps.executeQuery()) {
@@ -820,7 +831,7 @@ class HttpIdempotencyIT {
     }
 
     private static void execute(String sql) throws SQLException {
-        try (Connection c = PG.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);
         }
     }
