@@ -14,7 +14,8 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.Outcome;
 import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRedis;
 import java.net.URI;
 import java.sql.Connection;
@@ -39,8 +40,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 
 /**
  * Redis in front of the database inbox, against the real PostgreSQL and Redis: duplicate storms
@@ -54,28 +56,40 @@ class HybridInboxIT {
     static final int FAULT_AFTER = 300;
 
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(16);
+    static final TestDatabases DBS = TestDatabases.perClass(16);
+
+    /** The database of the running test. */
+    static TestDatabase current;
 
     @RegisterExtension
     static final TestRedis REDIS = TestRedis.perClass();
 
-    static TxboxTables tables;
+    /** This class's Redis key prefix, one per database so that the runs do not meet. */
+    static String prefix() {
+        return REDIS.prefix() + current.kind().name().toLowerCase(java.util.Locale.ROOT) + ":";
+    }
+
+    /** The txbox tables in the running test's database. */
+    static TxboxTables tables() {
+        return TxboxTables.inSchema(current.schema());
+    }
 
     @BeforeAll
     static void migrate() throws Exception {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        try (Connection c = PG.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("create table effects (consumer text not null, message_key text not null)");
+        for (TestDatabase d : DBS.all()) {
+            TxboxMigrations.migrate(d.dataSource(), TxboxTables.inSchema(d.schema()));
+            try (Connection c = d.dataSource().getConnection(); Statement s = c.createStatement()) {
+                s.execute("create table effects (consumer text not null, message_key text not null)");
+            }
         }
     }
 
     static Inbox database(String consumer) {
-        return Inbox.builder(consumer).tables(tables).build();
+        return Inbox.builder(consumer).tables(tables()).build();
     }
 
     static HybridInbox.Builder hybrid(String consumer) {
-        return HybridInbox.builder(database(consumer)).redisUrl(REDIS.url()).keyPrefix(REDIS.prefix());
+        return HybridInbox.builder(database(consumer)).redisUrl(REDIS.url()).keyPrefix(prefix());
     }
 
     /** The business effect: one row per run, in the inbox's transaction. */
@@ -105,7 +119,7 @@ class HybridInboxIT {
      */
     static Storm storm(Inbox inbox, String consumer, Runnable midRun) throws Exception {
         AtomicLong borrowed = new AtomicLong();
-        DataSource ds = CountingDataSource.counting(PG.dataSource(), borrowed);
+        DataSource ds = CountingDataSource.counting(current.dataSource(), borrowed);
         Handler handler = effect(consumer);
         Map<Outcome.Status, AtomicInteger> outcomes = new ConcurrentHashMap<>();
         AtomicInteger processed = new AtomicInteger();
@@ -148,7 +162,7 @@ class HybridInboxIT {
         }
         Map<Outcome.Status, Integer> counts = new EnumMap<>(Outcome.Status.class);
         outcomes.forEach((s, n) -> counts.put(s, n.get()));
-        try (Connection c = PG.dataSource().getConnection();
+        try (Connection c = current.dataSource().getConnection();
                 PreparedStatement ps = c.prepareStatement(
                         "select count(*), count(distinct message_key) from effects where consumer = ?")) {
             ps.setString(1, consumer);
@@ -161,8 +175,10 @@ class HybridInboxIT {
         }
     }
 
-    @Test
-    void process_32ThreadsSame1000Keys_exactly1000Effects_andDuplicatesOpenFarFewerTransactions() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_32ThreadsSame1000Keys_exactly1000Effects_andDuplicatesOpenFarFewerTransactions(TestDatabase testDb) throws Exception {
+        current = testDb;
         Storm without = storm(database("storm-db"), "storm-db", () -> {});
         Storm with;
         try (HybridInbox inbox = hybrid("storm-hybrid").build()) {
@@ -180,8 +196,10 @@ class HybridInboxIT {
         assertThat(factor).isGreaterThanOrEqualTo(10);
     }
 
-    @Test
-    void process_redisKeysDeletedMidRun_stillExactly1000Effects() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_redisKeysDeletedMidRun_stillExactly1000Effects(TestDatabase testDb) throws Exception {
+        current = testDb;
         AtomicLong deleted = new AtomicLong();
         Storm storm;
         try (HybridInbox inbox = hybrid("storm-flush").build()) {
@@ -193,9 +211,11 @@ class HybridInboxIT {
         assertThat(storm.distinctKeys()).isEqualTo(KEYS);
     }
 
-    @Test
-    void process_redisUnreachableMidRun_stillExactly1000Effects_andTheBreakerOpensThenClosesAfterRecovery()
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_redisUnreachableMidRun_stillExactly1000Effects_andTheBreakerOpensThenClosesAfterRecovery(TestDatabase testDb)
             throws Exception {
+        current = testDb;
         URI redis = URI.create(REDIS.url());
         MutableClock clock = new MutableClock();
         List<String> transitions = new CopyOnWriteArrayList<>();
@@ -227,7 +247,7 @@ class HybridInboxIT {
             AtomicInteger probe = new AtomicInteger();
             await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
                 clock.advance(Duration.ofMinutes(2));
-                inbox.process(PG.dataSource(), InboundMessage.of("probe-" + probe.incrementAndGet(), new byte[0]),
+                inbox.process(current.dataSource(), InboundMessage.of("probe-" + probe.incrementAndGet(), new byte[0]),
                         effect("storm-down-probe"));
                 return inbox.breakerState() == BreakerState.CLOSED;
             });
@@ -235,10 +255,12 @@ class HybridInboxIT {
         }
     }
 
-    @Test
-    void claim_completedWithAResponse_duplicateIsReplayedFromRedisWithoutADatabaseTransaction() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void claim_completedWithAResponse_duplicateIsReplayedFromRedisWithoutADatabaseTransaction(TestDatabase testDb) {
+        current = testDb;
         AtomicLong borrowed = new AtomicLong();
-        DataSource ds = CountingDataSource.counting(PG.dataSource(), borrowed);
+        DataSource ds = CountingDataSource.counting(current.dataSource(), borrowed);
         try (HybridInbox inbox = hybrid("http-like").build()) {
             InboundMessage request = InboundMessage.of("req-1", "{\"amount\":5}".getBytes(UTF_8));
             Claim claim = inbox.claim(ds, request);
@@ -260,10 +282,12 @@ class HybridInboxIT {
         }
     }
 
-    @Test
-    void answerInFlightOff_aDuplicateInFlightAsksTheDatabase_completedOnesStillComeFromRedis() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void answerInFlightOff_aDuplicateInFlightAsksTheDatabase_completedOnesStillComeFromRedis(TestDatabase testDb) {
+        current = testDb;
         AtomicLong borrowed = new AtomicLong();
-        DataSource ds = CountingDataSource.counting(PG.dataSource(), borrowed);
+        DataSource ds = CountingDataSource.counting(current.dataSource(), borrowed);
         try (HybridInbox inbox = hybrid("no-in-flight").answerInFlight(false).build()) {
             InboundMessage m = InboundMessage.of("k-1", "p".getBytes(UTF_8));
             Claim claim = inbox.claim(ds, m);
@@ -279,33 +303,37 @@ class HybridInboxIT {
         }
     }
 
-    @Test
-    void complete_insideTheCallersTransaction_neverCachedBeforeCommit_theDatabaseAnswersTheDuplicate()
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void complete_insideTheCallersTransaction_neverCachedBeforeCommit_theDatabaseAnswersTheDuplicate(TestDatabase testDb)
             throws Exception {
+        current = testDb;
         try (HybridInbox inbox = hybrid("tx-complete").build()) {
             InboundMessage m = InboundMessage.of("t-1", "p".getBytes(UTF_8));
-            Claim claim = inbox.claim(PG.dataSource(), m);
-            try (Connection tx = PG.dataSource().getConnection()) {
+            Claim claim = inbox.claim(current.dataSource(), m);
+            try (Connection tx = current.dataSource().getConnection()) {
                 tx.setAutoCommit(false);
                 inbox.complete(tx, claim, 200, Map.of(), "body".getBytes(UTF_8));
                 tx.rollback();
             }
-            assertThat(REDIS.commands().keys(REDIS.prefix() + "cache|tx-complete|*"))
+            assertThat(REDIS.commands().keys(prefix() + "cache|tx-complete|*"))
                     .as("no marker and no cached completion after the rollback").isEmpty();
             // rolled back: the claim is still the database's, in flight until its lease ends
-            assertThat(inbox.claim(PG.dataSource(), m).status()).isEqualTo(Claim.Status.IN_FLIGHT);
+            assertThat(inbox.claim(current.dataSource(), m).status()).isEqualTo(Claim.Status.IN_FLIGHT);
         }
     }
 
-    @Test
-    void process_failedHandler_isNotCached_andTheRetryRunsAgain() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_failedHandler_isNotCached_andTheRetryRunsAgain(TestDatabase testDb) {
+        current = testDb;
         try (HybridInbox inbox = hybrid("failing").build()) {
             InboundMessage m = InboundMessage.of("f-1", "p".getBytes(UTF_8));
-            Outcome failed = inbox.process(PG.dataSource(), m, (tx, msg) -> {
+            Outcome failed = inbox.process(current.dataSource(), m, (tx, msg) -> {
                 throw new IllegalStateException("boom");
             });
-            Outcome retried = inbox.process(PG.dataSource(), m, effect("failing"));
-            Outcome duplicate = inbox.process(PG.dataSource(), m, effect("failing"));
+            Outcome retried = inbox.process(current.dataSource(), m, effect("failing"));
+            Outcome duplicate = inbox.process(current.dataSource(), m, effect("failing"));
 
             assertThat(failed.status()).isEqualTo(Outcome.Status.FAILED);
             assertThat(retried.status()).isEqualTo(Outcome.Status.PROCESSED);
@@ -314,18 +342,20 @@ class HybridInboxIT {
         }
     }
 
-    @Test
-    void process_badKeys_refusedWithTheDatabaseInboxMessages_andNothingWrittenToRedis() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_badKeys_refusedWithTheDatabaseInboxMessages_andNothingWrittenToRedis(TestDatabase testDb) {
+        current = testDb;
         try (HybridInbox inbox = hybrid("corpus").build()) {
             Inbox db = database("corpus");
             for (String key : new String[] {null, "", "k".repeat(10 * 1024), "order\n1", "order-\uD83C"}) {
                 InboundMessage m = InboundMessage.of(key, new byte[0]);
-                String expected = messageOf(() -> db.process(PG.dataSource(), m, effect("corpus")));
-                assertThatThrownBy(() -> inbox.process(PG.dataSource(), m, effect("corpus")))
+                String expected = messageOf(() -> db.process(current.dataSource(), m, effect("corpus")));
+                assertThatThrownBy(() -> inbox.process(current.dataSource(), m, effect("corpus")))
                         .isInstanceOf(InvalidInputException.class)
                         .hasMessage(expected);
             }
-            assertThat(REDIS.commands().keys(REDIS.prefix() + "cache|corpus|*")).isEmpty();
+            assertThat(REDIS.commands().keys(prefix() + "cache|corpus|*")).isEmpty();
         }
     }
 

@@ -10,7 +10,8 @@ import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
 import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -27,6 +28,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 
 /**
  * A Redis that stops answering for a while and then works off what it was sent meanwhile (a
@@ -35,17 +38,24 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class HybridInboxStallIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(8);
+    static final TestDatabases DBS = TestDatabases.perClass(8);
 
-    static TxboxTables tables;
+    /** The database of the running test. */
+    static TestDatabase current;
+
+    /** The txbox tables in the running test's database. */
+    static TxboxTables tables() {
+        return TxboxTables.inSchema(current.schema());
+    }
     static PrivateRedis redis;
 
     @BeforeAll
     static void start() throws Exception {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        try (Connection c = PG.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("create table effects (consumer text not null, message_key text not null)");
+        for (TestDatabase d : DBS.all()) {
+            TxboxMigrations.migrate(d.dataSource(), TxboxTables.inSchema(d.schema()));
+            try (Connection c = d.dataSource().getConnection(); Statement s = c.createStatement()) {
+                s.execute("create table effects (consumer text not null, message_key text not null)");
+            }
         }
         redis = PrivateRedis.start();
     }
@@ -58,7 +68,7 @@ class HybridInboxStallIT {
     }
 
     static Inbox database(String consumer) {
-        return Inbox.builder(consumer).tables(tables).build();
+        return Inbox.builder(consumer).tables(tables()).build();
     }
 
     static Handler effect(String consumer) {
@@ -88,7 +98,7 @@ class HybridInboxStallIT {
     }
 
     static long effects(String consumer) throws Exception {
-        try (Connection c = PG.dataSource().getConnection();
+        try (Connection c = current.dataSource().getConnection();
                 PreparedStatement ps = c.prepareStatement("select count(*) from effects where consumer = ?")) {
             ps.setString(1, consumer);
             try (ResultSet rs = ps.executeQuery()) {
@@ -98,8 +108,11 @@ class HybridInboxStallIT {
         }
     }
 
-    @Test
-    void process_redisFrozenMidRun_noCompletedKeyIsAnsweredInFlightOnceRedisAnswersAgain() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_redisFrozenMidRun_noCompletedKeyIsAnsweredInFlightOnceRedisAnswersAgain(TestDatabase testDb) throws Exception {
+        current = testDb;
+        redis.commands().flushall(); // the private server still holds the other database's run
         String consumer = "stall";
         List<String> keys = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
@@ -117,16 +130,16 @@ class HybridInboxStallIT {
         };
         try (HybridInbox inbox = HybridInbox.builder(database(consumer)).redisUrl(redis.url())
                 .commandTimeout(Duration.ofMillis(100)).failureThreshold(3).openFor(Duration.ofMinutes(1)).build()) {
-            assertThat(inbox.process(PG.dataSource(), msg("warm"), effect(consumer)).status())
+            assertThat(inbox.process(current.dataSource(), msg("warm"), effect(consumer)).status())
                     .isEqualTo(Outcome.Status.PROCESSED);
             // "held" has set its marker and runs while Redis freezes: its cached result is written
             // while the breaker is open.
-            Future<Outcome> held = pool.submit(() -> inbox.process(PG.dataSource(), msg("held"), slow));
+            Future<Outcome> held = pool.submit(() -> inbox.process(current.dataSource(), msg("held"), slow));
             assertThat(inHandler.await(10, TimeUnit.SECONDS)).isTrue();
             redis.freeze();
             try {
                 for (String k : keys) {
-                    assertThat(inbox.process(PG.dataSource(), msg(k), effect(consumer)).status())
+                    assertThat(inbox.process(current.dataSource(), msg(k), effect(consumer)).status())
                             .isEqualTo(Outcome.Status.PROCESSED);
                 }
                 assertThat(inbox.breakerState()).isEqualTo(BreakerState.OPEN);
@@ -149,7 +162,7 @@ class HybridInboxStallIT {
 
         try (HybridInbox fresh = HybridInbox.builder(database(consumer)).redisUrl(redis.url()).build()) {
             for (String k : all) {
-                assertThat(fresh.process(PG.dataSource(), msg(k), effect(consumer)).status()).as(k)
+                assertThat(fresh.process(current.dataSource(), msg(k), effect(consumer)).status()).as(k)
                         .isEqualTo(Outcome.Status.DUPLICATE);
             }
         }
@@ -174,13 +187,13 @@ class HybridInboxStallIT {
                 HybridInbox inbox = HybridInbox.builder(database(consumer)).redisUrl(proxy.url())
                         .commandTimeout(Duration.ofMillis(200)).failureThreshold(1).openFor(Duration.ofMinutes(1))
                         .build()) {
-            assertThat(inbox.process(PG.dataSource(), msg("warm"), effect(consumer)).status())
+            assertThat(inbox.process(current.dataSource(), msg("warm"), effect(consumer)).status())
                     .isEqualTo(Outcome.Status.PROCESSED);
-            Future<Outcome> held = pool.submit(() -> inbox.process(PG.dataSource(), msg("held"), slow));
+            Future<Outcome> held = pool.submit(() -> inbox.process(current.dataSource(), msg("held"), slow));
             assertThat(inHandler.await(10, TimeUnit.SECONDS)).isTrue();
             proxy.sever();
             // the breaker opens: the held delivery's result is written while it is open
-            assertThat(inbox.process(PG.dataSource(), msg("other"), effect(consumer)).status())
+            assertThat(inbox.process(current.dataSource(), msg("other"), effect(consumer)).status())
                     .isEqualTo(Outcome.Status.PROCESSED);
             assertThat(inbox.breakerState()).isEqualTo(BreakerState.OPEN);
             finish.countDown();
@@ -196,7 +209,7 @@ class HybridInboxStallIT {
             pool.shutdownNow();
         }
         try (HybridInbox fresh = HybridInbox.builder(database(consumer)).redisUrl(redis.url()).build()) {
-            assertThat(fresh.process(PG.dataSource(), msg("held"), effect(consumer)).status())
+            assertThat(fresh.process(current.dataSource(), msg("held"), effect(consumer)).status())
                     .isEqualTo(Outcome.Status.DUPLICATE);
         }
         assertThat(effects(consumer)).isEqualTo(3);

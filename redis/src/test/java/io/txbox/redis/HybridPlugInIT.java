@@ -14,7 +14,8 @@ import io.txbox.inbox.http.HttpRequestData;
 import io.txbox.inbox.http.HttpResponseData;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRabbit;
 import io.txbox.testkit.TestRedis;
 import java.sql.Connection;
@@ -27,13 +28,17 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 
 /** The hybrid inbox in the places the database inbox goes: the HTTP helper and a broker consumer, unchanged. */
 class HybridPlugInIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(8);
+    static final TestDatabases DBS = TestDatabases.perClass(8);
+
+    /** The database of the running test. */
+    static TestDatabase current;
 
     @RegisterExtension
     static final TestRedis REDIS = TestRedis.perClass();
@@ -41,23 +46,34 @@ class HybridPlugInIT {
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.perClass();
 
-    static TxboxTables tables;
+    /** This class's Redis key prefix, one per database so that the runs do not meet. */
+    static String prefix() {
+        return REDIS.prefix() + current.kind().name().toLowerCase(java.util.Locale.ROOT) + ":";
+    }
+
+    /** The txbox tables in the running test's database. */
+    static TxboxTables tables() {
+        return TxboxTables.inSchema(current.schema());
+    }
 
     @BeforeAll
     static void migrate() throws Exception {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        try (Connection c = PG.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("create table effects (consumer text not null, message_key text not null)");
+        for (TestDatabase d : DBS.all()) {
+            TxboxMigrations.migrate(d.dataSource(), TxboxTables.inSchema(d.schema()));
+            try (Connection c = d.dataSource().getConnection(); Statement s = c.createStatement()) {
+                s.execute("create table effects (consumer text not null, message_key text not null)");
+            }
         }
     }
 
-    @Test
-    void httpIdempotency_wrappedInHybrid_replaysFromRedis_andTheHandlerRunsOnce() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void httpIdempotency_wrappedInHybrid_replaysFromRedis_andTheHandlerRunsOnce(TestDatabase testDb) {
+        current = testDb;
         AtomicInteger runs = new AtomicInteger();
-        Inbox db = Inbox.builder("payments-api").tables(tables).fingerprint(HttpIdempotency.fingerprint()).build();
-        try (HybridInbox hybrid = HybridInbox.builder(db).redisUrl(REDIS.url()).keyPrefix(REDIS.prefix()).build()) {
-            HttpIdempotency http = HttpIdempotency.builder(hybrid, PG.dataSource()).build();
+        Inbox db = Inbox.builder("payments-api").tables(tables()).fingerprint(HttpIdempotency.fingerprint()).build();
+        try (HybridInbox hybrid = HybridInbox.builder(db).redisUrl(REDIS.url()).keyPrefix(prefix()).build()) {
+            HttpIdempotency http = HttpIdempotency.builder(hybrid, current.dataSource()).build();
             HttpRequestData request = new HttpRequestData("POST", "/payments",
                     Map.of("Idempotency-Key", List.of("pay-1")), "{\"amount\":5}".getBytes(UTF_8));
 
@@ -74,7 +90,7 @@ class HybridPlugInIT {
             assertThat(first.status()).isEqualTo(201);
             assertThat(replay.status()).isEqualTo(201);
             assertThat(new String(replay.body(), UTF_8)).isEqualTo("{\"id\":1}");
-            assertThat(REDIS.commands().hget(REDIS.prefix() + "cache|payments-api|k|pay-1", "s"))
+            assertThat(REDIS.commands().hget(prefix() + "cache|payments-api|k|pay-1", "s"))
                     .as("the replay came from the Redis cache").isEqualTo("C");
             HttpResponseData otherPath = http.handle(new HttpRequestData("POST", "/refunds",
                     Map.of("Idempotency-Key", List.of("pay-1")), "{\"amount\":5}".getBytes(UTF_8)),
@@ -83,14 +99,16 @@ class HybridPlugInIT {
         }
     }
 
-    @Test
-    void rabbitConsumer_withHybridInbox_fiveDeliveriesOfOneKey_oneEffect() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbitConsumer_withHybridInbox_fiveDeliveriesOfOneKey_oneEffect(TestDatabase testDb) throws Exception {
+        current = testDb;
         String queue = RABBIT.name("hybrid");
         try (com.rabbitmq.client.Connection rabbit = RABBIT.newConnection(); Channel ch = rabbit.createChannel();
-                HybridInbox inbox = HybridInbox.builder(Inbox.builder("hybrid-rabbit").tables(tables).build())
-                        .redisUrl(REDIS.url()).keyPrefix(REDIS.prefix()).build()) {
+                HybridInbox inbox = HybridInbox.builder(Inbox.builder("hybrid-rabbit").tables(tables()).build())
+                        .redisUrl(REDIS.url()).keyPrefix(prefix()).build()) {
             ch.queueDeclare(queue, true, false, false, null);
-            try (InboxConsumer consumer = RabbitInboxConsumer.builder(inbox, PG.dataSource(), (tx, m) -> {
+            try (InboxConsumer consumer = RabbitInboxConsumer.builder(inbox, current.dataSource(), (tx, m) -> {
                         try (PreparedStatement ps = tx.prepareStatement("insert into effects values (?, ?)")) {
                             ps.setString(1, "hybrid-rabbit");
                             ps.setString(2, m.key());
@@ -110,7 +128,7 @@ class HybridPlugInIT {
                 await().atMost(Duration.ofSeconds(30)).until(() -> ch.messageCount(queue) == 0
                         && ch.consumerCount(queue) > 0 && effects("hybrid-rabbit") == 1);
                 await().atMost(Duration.ofSeconds(30))
-                        .until(() -> "C".equals(REDIS.commands().hget(REDIS.prefix() + "cache|hybrid-rabbit|k|order-7", "s")));
+                        .until(() -> "C".equals(REDIS.commands().hget(prefix() + "cache|hybrid-rabbit|k|order-7", "s")));
                 assertThat(effects("hybrid-rabbit")).isEqualTo(1);
             } finally {
                 ch.queueDelete(queue);
@@ -120,7 +138,7 @@ class HybridPlugInIT {
     }
 
     static int effects(String consumer) throws Exception {
-        try (Connection c = PG.dataSource().getConnection();
+        try (Connection c = current.dataSource().getConnection();
                 PreparedStatement ps = c.prepareStatement("select count(*) from effects where consumer = ?")) {
             ps.setString(1, consumer);
             try (ResultSet rs = ps.executeQuery()) {
