@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Recorder;
 import org.HdrHistogram.Histogram;
@@ -29,15 +30,18 @@ import org.HdrHistogram.Histogram;
  * load hits both alike); the ratio is the median over rounds of txbox / by hand.
  *
  * <p>The by-hand side runs the exact SQL text txbox prepares, captured from a recorded
- * transaction, with the same binds (the SHA-256 fingerprint included): the difference is
- * txbox's Java work, not a different query. With {@code --db mariadb} the by-hand side is what one
- * would write there: a plain {@code INSERT} of the inbox row (error 1062 = duplicate) and a plain
- * {@code INSERT} of the outbox row, so the ratio also counts the statements txbox adds to tell a
- * first delivery from a duplicate without a {@code RETURNING}.
+ * transaction, with the same binds (the SHA-256 fingerprint included), on both databases: the
+ * difference is what txbox does around the SQL, not a different query. With {@code --by-hand plain}
+ * on MariaDB it is instead the least one could write there: a plain {@code INSERT} of the inbox row
+ * (error 1062 = duplicate) and a plain {@code INSERT} of the outbox row's six head columns, so the
+ * ratio also counts what txbox's statements do beyond that (the upsert that tells a retryable entry
+ * and a reused key from a duplicate, its {@code RETURNING}, the savepoint, the outbox's other columns).
  */
 final class InboxOverhead extends Scenario {
     private static final String CONSUMER = "bench-consumer";
     private static final String DESTINATION = "bench-orders";
+    /** The values txbox's receive binds on MariaDB (see {@link #handTxMariaDb}). */
+    private static final int MARIADB_RECEIVE_BINDS = 13;
 
     private int threads;
     private int rounds;
@@ -45,6 +49,7 @@ final class InboxOverhead extends Scenario {
     private int warmup;
     private int payloadSize;
     private boolean noNotify;
+    private boolean plain;
 
     private Inbox inbox;
     private Outbox outbox;
@@ -70,6 +75,12 @@ final class InboxOverhead extends Scenario {
         payloadSize = o.intValue("payload", 400, "payload bytes");
         noNotify = o.flag("no-notify", "txbox's outbox without its relay wake-up (notifyRelays(false)): on PostgreSQL"
                 + " no pg_notify, which it otherwise runs at most once per 10 ms");
+        String byHand = o.string("by-hand", "replay", "replay: the SQL captured from txbox; plain (MariaDB only): a bare"
+                + " INSERT of the inbox row and of the outbox row's head columns");
+        if (!byHand.equals("replay") && !byHand.equals("plain")) {
+            throw new Options.UsageException("--by-hand must be replay or plain, but was " + byHand);
+        }
+        plain = byHand.equals("plain");
         if (threads < 1 || rounds < 1 || seconds < 1 || warmup < 0) {
             throw new Options.UsageException("--threads, --rounds and --seconds must be at least 1");
         }
@@ -82,7 +93,10 @@ final class InboxOverhead extends Scenario {
         outbox = Outbox.builder().tables(env.tables).notifyRelays(!noNotify).build();
         payload = payload(payloadSize);
         captureSql(ds);
-        if (env.mariadb) {
+        if (plain) {
+            if (!env.mariadb) {
+                throw new Options.UsageException("--by-hand plain is for --db mariadb");
+            }
             inboxSql = "INSERT INTO " + env.inboxTable() + " (consumer, message_key, status, fingerprint)"
                     + " VALUES (?, ?, 'COMPLETED', ?)";
             outboxSql = "INSERT INTO " + env.outboxTable() + " (step_key, original_key, destination, routing_key, lane,"
@@ -141,7 +155,7 @@ final class InboxOverhead extends Scenario {
                 .timeline("Transactions per second", "tx/s", List.of(txboxLine.series(0), handLine.series(0)))
                 .percentiles("Transaction latency (receive + insert + send + commit)", List.of("txbox", "by hand"),
                         List.of(txboxLatency, handLatency), 1000.0, "ms")
-                .heading(env.mariadb ? "SQL per transaction by hand" : "SQL per transaction (captured from txbox, replayed by hand)")
+                .heading(plain ? "SQL per transaction by hand" : "SQL per transaction (captured from txbox, replayed by hand)")
                 .pre(inboxSql + ";\n\nINSERT INTO business (message_key, amount) VALUES (?, ?);\n\n" + outboxSql + ";");
     }
 
@@ -162,6 +176,11 @@ final class InboxOverhead extends Scenario {
                 .orElseThrow(() -> new IllegalStateException("txbox prepared no inbox statement: " + sql));
         outboxSql = sql.stream().filter(s -> s.contains(env.tables.outboxTable())).findFirst()
                 .orElseThrow(() -> new IllegalStateException("txbox prepared no outbox statement: " + sql));
+        if (env.mariadb && !plain && parameters(inboxSql) != MARIADB_RECEIVE_BINDS) {
+            throw new IllegalStateException("the by-hand replay binds " + MARIADB_RECEIVE_BINDS + " values, but txbox's"
+                    + " receive takes " + parameters(inboxSql) + ": " + inboxSql);
+        }
+        report.detail("by_hand", plain ? "plain" : "replay");
         report.detail("txbox_statements_per_tx", sql.size());
         report.detail("txbox_round_trips_per_tx", rec.roundTrips());
         log("txbox transaction: %d statements, %d round trips (executes + commit)", sql.size(), rec.roundTrips());
@@ -177,6 +196,10 @@ final class InboxOverhead extends Scenario {
     }
 
     private void handTx(Connection c, String key, MessageDigest sha) throws SQLException {
+        if (plain) {
+            handTxPlain(c, key, sha);
+            return;
+        }
         if (env.mariadb) {
             handTxMariaDb(c, key, sha);
             return;
@@ -219,8 +242,50 @@ final class InboxOverhead extends Scenario {
         ps.setBytes(6, payload);
     }
 
-    /** The by-hand transaction on MariaDB: a duplicate key is error 1062 on the inbox insert. */
+    /**
+     * The by-hand replay on MariaDB: txbox's receive (the savepoint named after a random token, set
+     * in the upsert's anonymous block; the token written by the upsert; FIRST when the row it returns
+     * carries the token) and txbox's outbox insert, bound as txbox binds them.
+     */
     private void handTxMariaDb(Connection c, String key, MessageDigest sha) throws SQLException {
+        long token = ThreadLocalRandom.current().nextLong();
+        byte[] fp = sha.digest(payload);
+        boolean first;
+        try (PreparedStatement ps = c.prepareStatement(inboxSql)) {
+            // savepoint, consumer, key, fingerprint, token; fingerprint x 2, token x 5 (update); token (RETURNING)
+            ps.setString(1, Long.toUnsignedString(token, 36));
+            ps.setString(2, CONSUMER);
+            ps.setString(3, key);
+            ps.setBytes(4, fp);
+            ps.setLong(5, token);
+            ps.setBytes(6, fp);
+            ps.setBytes(7, fp);
+            for (int i = 8; i <= MARIADB_RECEIVE_BINDS; i++) {
+                ps.setLong(i, token);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                first = rs.next() && rs.getBoolean(1);
+            }
+        }
+        if (first) {
+            insertBusiness(c, key);
+            try (PreparedStatement ps = c.prepareStatement(outboxSql)) {
+                bindOutboxHead(ps, key);
+                ps.setNull(7, Types.VARCHAR);
+                ps.setNull(8, Types.VARCHAR);
+                ps.setNull(9, Types.VARCHAR);
+                ps.setNull(10, Types.VARCHAR);
+                ps.setNull(11, Types.VARCHAR);
+                ps.setNull(12, Types.DECIMAL);
+                ps.setLong(13, 0);
+                ps.executeUpdate();
+            }
+        }
+        c.commit();
+    }
+
+    /** {@code --by-hand plain} on MariaDB: a duplicate key is error 1062 on the inbox insert. */
+    private void handTxPlain(Connection c, String key, MessageDigest sha) throws SQLException {
         boolean first = true;
         try (PreparedStatement ps = c.prepareStatement(inboxSql)) {
             ps.setString(1, CONSUMER);
@@ -342,6 +407,10 @@ final class InboxOverhead extends Scenario {
             rs.next();
             return rs.getLong(1);
         }
+    }
+
+    private static long parameters(String sql) {
+        return sql.chars().filter(ch -> ch == '?').count();
     }
 
     private static MessageDigest sha256() {
