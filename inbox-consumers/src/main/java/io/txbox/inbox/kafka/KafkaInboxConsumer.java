@@ -52,7 +52,7 @@ import org.jspecify.annotations.Nullable;
  *       fails, so per-partition order and the failure handling below stay the same).
  *   <li>Offsets are committed only for records whose transaction ended: asynchronously after
  *       each polled batch ({@code commitAsync}, so the next poll does not wait for the broker's
- *       answer; a failed one is sent again with the next), and synchronously, including any
+ *       answer; a failed one is sent again after the next poll), and synchronously, including any
  *       not yet confirmed, on partition revocation and on close, so a partition's next owner
  *       and the next run start after every record this consumer finished. A crash between the
  *       database commit and the offset commit (or before an asynchronous commit arrived)
