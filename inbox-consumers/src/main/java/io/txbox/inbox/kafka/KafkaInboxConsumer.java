@@ -50,10 +50,14 @@ import org.jspecify.annotations.Nullable;
  *       {@link ConsumerBuilder#batchSize} above 1 up to that many records of one partition of one
  *       poll in one transaction (falling back to one transaction per record when any of them
  *       fails, so per-partition order and the failure handling below stay the same).
- *   <li>Offsets are committed synchronously after each polled batch, on partition revocation
- *       and on close, and only for records whose transaction ended. A crash between the
- *       database commit and the offset commit redelivers the record; the inbox reports it as a
- *       duplicate and the handler does not run again. A rebalance likewise.
+ *   <li>Offsets are committed only for records whose transaction ended: asynchronously after
+ *       each polled batch ({@code commitAsync}, so the next poll does not wait for the broker's
+ *       answer; a failed one is sent again after the next poll), and synchronously, including any
+ *       not yet confirmed, on partition revocation and on close, so after a rebalance or a
+ *       graceful close a partition's next owner starts after every record this consumer
+ *       finished. A crash between the database commit and the offset commit (or before an
+ *       asynchronous commit arrived) redelivers the record; the inbox reports it as a duplicate
+ *       and the handler does not run again. A lost partition likewise.
  *   <li>A failed record (handler exception, database unreachable) pauses only its partition:
  *       the consumer seeks back to it and resumes the partition after the backoff, while
  *       polling (and so group membership) and the other partitions go on. Records behind it

@@ -58,7 +58,12 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
     private volatile boolean abandoned;
 
     // Poll-thread state.
+    // Offsets of records whose transaction ended, not yet sent to the broker.
     private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>();
+    // The latest offset sent per partition by commitAsync and not yet confirmed: committed again,
+    // synchronously, when the partition is revoked and on close, and sent again after a failure.
+    private final Map<TopicPartition, OffsetAndMetadata> unconfirmed = new HashMap<>();
+    private boolean resendUnconfirmed;
     private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
     // Partitions taken away while a batch was being processed: the rest of their batch is
     // skipped, because their new owner (or this consumer, if they come back) starts again at
@@ -134,7 +139,7 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
         } finally {
             if (consumer != null) {
                 if (graceful) {
-                    commitPending(consumer);
+                    commitBeforeLeaving(consumer);
                 }
                 closeQuietly(consumer);
             }
@@ -178,7 +183,7 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
                 }
             }
             if (!abandoned) {
-                commitPending(consumer);
+                commitAsync(consumer);
             }
         }
     }
@@ -339,12 +344,59 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
         return timeout;
     }
 
-    private void commitPending(KafkaConsumer<byte[], byte[]> consumer) {
-        if (pending.isEmpty()) {
+    /**
+     * Sends the offsets of the records done since the last commit without waiting for the broker,
+     * so the loop is back in {@code poll} while the commit travels: a record that arrives
+     * meanwhile is not held up by it. A lost commit only means redelivery, which the inbox
+     * absorbs; revocation and close commit synchronously ({@link #commitSync}).
+     */
+    private void commitAsync(KafkaConsumer<byte[], byte[]> consumer) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        if (resendUnconfirmed) {
+            // the latest offsets sent, so a resend never moves a committed offset back
+            offsets.putAll(unconfirmed);
+            resendUnconfirmed = false;
+        }
+        offsets.putAll(pending);
+        pending.clear();
+        if (offsets.isEmpty()) {
             return;
         }
-        Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>(pending);
-        pending.clear();
+        unconfirmed.putAll(offsets);
+        consumer.commitAsync(offsets, (done, error) -> confirmed(offsets, error));
+    }
+
+    /** The broker's answer to a {@link #commitAsync}; on the poll thread, inside a later poll or commit. */
+    private void confirmed(Map<TopicPartition, OffsetAndMetadata> offsets, @Nullable Exception error) {
+        if (error != null) {
+            // Not fatal: sent again with the next commit; until then a crash or a new owner
+            // redelivers the records, and the inbox reports them as duplicates.
+            resendUnconfirmed = true;
+            log.warn("{} - offset commit failed, will be sent again: {}", consumer(), error.toString());
+            listener.onError(consumer(), error);
+            return;
+        }
+        offsets.forEach(unconfirmed::remove); // only where no later offset was sent since
+        listener.onAck(consumer(), offsets.size());
+        log.debug("{} - committed {}", consumer(), offsets);
+    }
+
+    /**
+     * Commits {@code partitions}' offsets done or sent but not confirmed, waiting for the broker:
+     * their next owner, or the next run, starts after every record whose transaction ended.
+     */
+    private void commitSync(KafkaConsumer<byte[], byte[]> consumer, Collection<TopicPartition> partitions) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        for (TopicPartition tp : partitions) {
+            OffsetAndMetadata latest = pending.containsKey(tp) ? pending.remove(tp) : unconfirmed.get(tp);
+            unconfirmed.remove(tp);
+            if (latest != null) {
+                offsets.put(tp, latest);
+            }
+        }
+        if (offsets.isEmpty() || abandoned) {
+            return;
+        }
         try {
             consumer.commitSync(offsets);
             listener.onAck(consumer(), offsets.size());
@@ -355,6 +407,13 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
             log.warn("{} - offset commit failed, records will be redelivered: {}", consumer(), e.toString());
             listener.onError(consumer(), e);
         }
+    }
+
+    /** On a graceful stop: everything done is committed before the consumer leaves the group. */
+    private void commitBeforeLeaving(KafkaConsumer<byte[], byte[]> consumer) {
+        Set<TopicPartition> partitions = new HashSet<>(pending.keySet());
+        partitions.addAll(unconfirmed.keySet());
+        commitSync(consumer, partitions);
     }
 
     private void closeQuietly(KafkaConsumer<byte[], byte[]> consumer) {
@@ -396,24 +455,11 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
             for (TopicPartition tp : partitions) {
-                OffsetAndMetadata offset = pending.remove(tp);
-                if (offset != null) {
-                    done.put(tp, offset);
-                }
                 pausedUntil.remove(tp);
             }
             revokedInBatch.addAll(partitions);
-            if (!done.isEmpty() && !abandoned) {
-                try {
-                    consumer.commitSync(done);
-                    listener.onAck(consumer(), done.size());
-                } catch (KafkaException e) {
-                    log.warn("{} - commit on revocation failed, records will be redelivered: {}", consumer(),
-                            e.toString());
-                }
-            }
+            commitSync(consumer, partitions);
             log.info("{} - partitions revoked: {}", consumer(), partitions);
         }
 
@@ -422,6 +468,7 @@ final class KafkaRunner extends ConsumerRunner implements KafkaInboxConsumer {
             // Someone else may own them already: committing now could move their offsets.
             for (TopicPartition tp : partitions) {
                 pending.remove(tp);
+                unconfirmed.remove(tp);
                 pausedUntil.remove(tp);
             }
             revokedInBatch.addAll(partitions);
