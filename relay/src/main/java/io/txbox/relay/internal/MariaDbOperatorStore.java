@@ -111,20 +111,12 @@ final class MariaDbOperatorStore implements OperatorStore {
 
     @Override
     public Moved retryDead(Connection c, long id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(pickOne)) {
-            ps.setLong(1, id);
-            return move(c, ps);
-        }
+        return OperatorStore.retryOne(c, pickOne, id, this::move);
     }
 
     @Override
     public Moved retryDeadAfter(Connection c, long afterId, @Nullable String destination) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(pickFrom)) {
-            ps.setLong(1, afterId);
-            ps.setString(2, destination);
-            ps.setString(3, destination);
-            return move(c, ps);
-        }
+        return OperatorStore.retryAfter(c, pickFrom, afterId, destination, this::move);
     }
 
     /** Locks the dead rows {@code pick} selects, copies them back to the outbox and deletes them. */

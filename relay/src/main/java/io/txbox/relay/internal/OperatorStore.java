@@ -111,6 +111,34 @@ public interface OperatorStore {
         }
     }
 
+    /** Moves the dead letters the executed statement {@code pick} selects back to the outbox. */
+    @FunctionalInterface
+    interface Mover {
+        Moved move(Connection c, PreparedStatement pick) throws SQLException;
+    }
+
+    /** {@link #retryDead}: {@code mover} on {@code sql}, the pick both stores bind with the id alone. */
+    static Moved retryOne(Connection c, String sql, long id, Mover mover) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, id);
+            return mover.move(c, ps);
+        }
+    }
+
+    /**
+     * {@link #retryDeadAfter}: {@code mover} on {@code sql}, the pick both stores bind with the id
+     * to start above and the destination twice (null for all).
+     */
+    static Moved retryAfter(Connection c, String sql, long afterId, @Nullable String destination, Mover mover)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, afterId);
+            ps.setString(2, destination);
+            ps.setString(3, destination);
+            return mover.move(c, ps);
+        }
+    }
+
     /**
      * Runs the purge {@code sql}, whose one parameter is the age in the database's unit, and
      * releases the routing keys the purged rows parked; returns how many rows it deleted.

@@ -134,20 +134,12 @@ final class PostgresOperatorStore implements OperatorStore {
 
     @Override
     public Moved retryDead(Connection c, long id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(retryOne)) {
-            ps.setLong(1, id);
-            return moved(c, ps);
-        }
+        return OperatorStore.retryOne(c, retryOne, id, this::moved);
     }
 
     @Override
     public Moved retryDeadAfter(Connection c, long afterId, @Nullable String destination) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(retryFrom)) {
-            ps.setLong(1, afterId);
-            ps.setString(2, destination);
-            ps.setString(3, destination);
-            return moved(c, ps);
-        }
+        return OperatorStore.retryAfter(c, retryFrom, afterId, destination, this::moved);
     }
 
     private Moved moved(Connection c, PreparedStatement ps) throws SQLException {
