@@ -138,7 +138,7 @@ final class AtomicProcess {
                 : List.of();
         String entry = codes.isEmpty() ? "" : codes.get(0);
         if (CONDITION_FAILED.equals(entry)) {
-            Map<String, AttributeValue> now = store.entry(claim);
+            Map<String, AttributeValue> now = store.stored(claim);
             if (now != null && COMPLETED.equals(Items.string(now, STATE))
                     && Items.number(now, TOKEN) == claim.fencingToken()) {
                 return new Outcome(Outcome.Status.PROCESSED, result, attempts, null, null); // our own commit, sent again

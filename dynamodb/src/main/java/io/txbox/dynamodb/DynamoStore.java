@@ -13,7 +13,7 @@ import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.Outcome;
 import io.txbox.inbox.TwoPhaseStore;
-import io.txbox.internal.KeyRules;
+import io.txbox.inbox.internal.StoreOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -61,15 +61,15 @@ public interface DynamoStore extends TwoPhaseStore {
     /** Default {@link Builder#table}: {@value}. */
     String DEFAULT_TABLE = "txbox_inbox";
     /** Default {@link Builder#maxAttempts}: {@value}. */
-    int DEFAULT_MAX_ATTEMPTS = 5;
+    int DEFAULT_MAX_ATTEMPTS = StoreOptions.DEFAULT_MAX_ATTEMPTS;
     /** Default {@link Builder#lease}: 30 seconds. */
-    Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    Duration DEFAULT_LEASE = StoreOptions.DEFAULT_LEASE;
     /** Default {@link Builder#clockSkewMargin}: 2 seconds. */
     Duration DEFAULT_CLOCK_SKEW_MARGIN = Duration.ofSeconds(2);
     /** Default {@link Builder#retention}: 1 day. */
-    Duration DEFAULT_RETENTION = Duration.ofDays(1);
+    Duration DEFAULT_RETENTION = StoreOptions.DEFAULT_RETENTION;
     /** Default {@link Builder#maxResultBytes}: {@value} (256 KiB). */
-    int DEFAULT_MAX_RESULT_BYTES = 256 * 1024;
+    int DEFAULT_MAX_RESULT_BYTES = StoreOptions.DEFAULT_MAX_RESULT_BYTES;
     /** Largest {@link Builder#maxResultBytes}: {@value} (350 KiB), leaving room for the rest of the item. */
     int MAX_RESULT_BYTES = 350 * 1024;
     /** DynamoDB's largest item, in bytes ({@value}); an entry that would be larger is refused before any write. */
@@ -107,10 +107,6 @@ public interface DynamoStore extends TwoPhaseStore {
     static void createTable(DynamoDbClient client, String table) {
         Tables.create(client, table);
     }
-
-    /** The consumer name. */
-    @Override
-    String consumer();
 
     /**
      * Claims {@code message}: a new key, a FAILED or released one, or one whose lease ran out
@@ -241,20 +237,15 @@ public interface DynamoStore extends TwoPhaseStore {
      * option and the bad value.
      */
     final class Builder {
-        final String consumer;
+        final StoreOptions options;
         @Nullable DynamoDbClient client;
         String table = DEFAULT_TABLE;
-        int maxAttempts = DEFAULT_MAX_ATTEMPTS;
-        Duration lease = DEFAULT_LEASE;
         Duration clockSkewMargin = DEFAULT_CLOCK_SKEW_MARGIN;
-        Duration retention = DEFAULT_RETENTION;
-        int maxResultBytes = DEFAULT_MAX_RESULT_BYTES;
         int throttleRetries = DEFAULT_THROTTLE_RETRIES;
-        Fingerprint fingerprint = Fingerprint.sha256();
         Clock clock = Clock.systemUTC();
 
         private Builder(String consumer) {
-            this.consumer = KeyRules.consumer(consumer);
+            this.options = new StoreOptions(consumer, MAX_RESULT_BYTES);
         }
 
         /**
@@ -262,10 +253,7 @@ public interface DynamoStore extends TwoPhaseStore {
          * retries apply to every call (set {@code apiCallTimeout} so that a call cannot hang).
          */
         public Builder client(DynamoDbClient client) {
-            if (client == null) {
-                throw new ConfigException("client must not be null");
-            }
-            this.client = client;
+            this.client = Args.configured(client, "client");
             return this;
         }
 
@@ -277,16 +265,25 @@ public interface DynamoStore extends TwoPhaseStore {
 
         /** Attempts after which a key is DEAD; default {@value DynamoStore#DEFAULT_MAX_ATTEMPTS}. At least 1. */
         public Builder maxAttempts(int maxAttempts) {
-            if (maxAttempts < 1) {
-                throw new ConfigException("maxAttempts must be at least 1, but was " + maxAttempts);
-            }
-            this.maxAttempts = maxAttempts;
+            options.maxAttempts(maxAttempts);
+            return this;
+        }
+
+        /**
+         * How often a call throttled by DynamoDB ({@code ProvisionedThroughputExceededException},
+         * {@code RequestLimitExceeded}, {@code ThrottlingException}) is sent again, with
+         * exponential backoff and jitter from 50 ms up to 2 s, after the client's own retries gave
+         * up; default {@value DynamoStore#DEFAULT_THROTTLE_RETRIES}. 0 to 20. Then the call throws
+         * {@link RetryableException}.
+         */
+        public Builder throttleRetries(int throttleRetries) {
+            this.throttleRetries = Args.between(throttleRetries, 0, 20, "throttleRetries");
             return this;
         }
 
         /** Lease length, measured by the {@link #clock}; default 30 s. Between 1 ms and 1 day. */
         public Builder lease(Duration lease) {
-            this.lease = Args.between(lease, Duration.ofMillis(1), Duration.ofDays(1), "lease");
+            options.lease(lease);
             return this;
         }
 
@@ -306,7 +303,13 @@ public interface DynamoStore extends TwoPhaseStore {
          * 365 days. DEAD entries do not expire.
          */
         public Builder retention(Duration retention) {
-            this.retention = Args.between(retention, Duration.ofSeconds(1), Duration.ofDays(365), "retention");
+            options.retention(retention);
+            return this;
+        }
+
+        /** How payloads are fingerprinted; default {@link Fingerprint#sha256()}. */
+        public Builder fingerprint(Fingerprint fingerprint) {
+            options.fingerprint(fingerprint);
             return this;
         }
 
@@ -317,44 +320,13 @@ public interface DynamoStore extends TwoPhaseStore {
          * {@value DynamoStore#MAX_RESULT_BYTES}: an item holds at most 400 KB.
          */
         public Builder maxResultBytes(int maxResultBytes) {
-            if (maxResultBytes < 0 || maxResultBytes > MAX_RESULT_BYTES) {
-                throw new ConfigException("maxResultBytes must be between 0 and " + MAX_RESULT_BYTES + ", but was "
-                        + maxResultBytes);
-            }
-            this.maxResultBytes = maxResultBytes;
-            return this;
-        }
-
-        /**
-         * How often a call throttled by DynamoDB ({@code ProvisionedThroughputExceededException},
-         * {@code RequestLimitExceeded}, {@code ThrottlingException}) is sent again, with
-         * exponential backoff and jitter from 50 ms up to 2 s, after the client's own retries gave
-         * up; default {@value DynamoStore#DEFAULT_THROTTLE_RETRIES}. 0 to 20. Then the call throws
-         * {@link RetryableException}.
-         */
-        public Builder throttleRetries(int throttleRetries) {
-            if (throttleRetries < 0 || throttleRetries > 20) {
-                throw new ConfigException("throttleRetries must be between 0 and 20, but was " + throttleRetries);
-            }
-            this.throttleRetries = throttleRetries;
-            return this;
-        }
-
-        /** How payloads are fingerprinted; default {@link Fingerprint#sha256()}. */
-        public Builder fingerprint(Fingerprint fingerprint) {
-            if (fingerprint == null) {
-                throw new ConfigException("fingerprint must not be null");
-            }
-            this.fingerprint = fingerprint;
+            options.maxResultBytes(maxResultBytes);
             return this;
         }
 
         /** The clock leases and expiry are measured by; default {@link Clock#systemUTC()}. */
         public Builder clock(Clock clock) {
-            if (clock == null) {
-                throw new ConfigException("clock must not be null");
-            }
-            this.clock = clock;
+            this.clock = Args.configured(clock, "clock");
             return this;
         }
 
@@ -369,7 +341,7 @@ public interface DynamoStore extends TwoPhaseStore {
          */
         public DynamoStore build() {
             if (client == null) {
-                throw new ConfigException("client must be set: DynamoStore.builder(\"" + consumer
+                throw new ConfigException("client must be set: DynamoStore.builder(\"" + options.consumer()
                         + "\").client(dynamoDbClient)");
             }
             Tables.check(client, table);

@@ -30,13 +30,11 @@ import io.txbox.Texts;
 import io.txbox.TxboxException;
 import io.txbox.inbox.Claim;
 import io.txbox.inbox.DeadEntry;
-import io.txbox.inbox.Fingerprint;
 import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.KeyReuseException;
-import io.txbox.inbox.LeaseLostException;
 import io.txbox.inbox.Outcome;
+import io.txbox.inbox.internal.KeyValueStore;
 import io.txbox.internal.Args;
-import io.txbox.internal.ErrorTexts;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -49,7 +47,6 @@ import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -61,49 +58,31 @@ import software.amazon.awssdk.services.dynamodb.model.Update;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /** {@link DynamoStore} on a {@link DynamoDbClient}; every write is conditional. */
-final class DynamoStoreImpl implements DynamoStore {
-    private static final Logger log = LoggerFactory.getLogger(DynamoStore.class);
+final class DynamoStoreImpl extends KeyValueStore<String> implements DynamoStore {
     /** Claims that lose this many races in a row to other claimants give up with a RetryableException. */
     private static final int MAX_ROUNDS = 16;
     private static final Pattern NAME_REF = Pattern.compile("#(\\w+)");
     private static final String FENCE = "#st = :p AND #tk = :tk AND #lu = :lu";
 
-    private final String consumer;
     private final DynamoDbClient client;
     private final String table;
-    private final int maxAttempts;
     private final long leaseMs;
     private final long marginMs;
     private final long retentionMs;
-    private final int maxResultBytes;
-    private final Fingerprint fingerprint;
     private final Clock clock;
     private final Calls calls;
     private final AtomicProcess atomic;
 
     DynamoStoreImpl(DynamoStore.Builder b) {
-        this.consumer = b.consumer;
+        super(LoggerFactory.getLogger(DynamoStore.class), b.options);
         this.client = Objects.requireNonNull(b.client);
         this.table = b.table;
-        this.maxAttempts = b.maxAttempts;
-        this.leaseMs = Math.max(1, b.lease.toMillis());
+        this.leaseMs = b.options.leaseMillis();
         this.marginMs = b.clockSkewMargin.toMillis();
-        this.retentionMs = b.retention.toMillis();
-        this.maxResultBytes = b.maxResultBytes;
-        this.fingerprint = b.fingerprint;
+        this.retentionMs = b.options.retentionMillis();
         this.clock = b.clock;
         this.calls = new Calls(consumer, table, b.throttleRetries, Thread::sleep);
         this.atomic = new AtomicProcess(this, client, table, calls);
-    }
-
-    @Override
-    public String consumer() {
-        return consumer;
-    }
-
-    @Override
-    public Fingerprint fingerprint() {
-        return fingerprint;
     }
 
     @Override
@@ -118,7 +97,7 @@ final class DynamoStoreImpl implements DynamoStore {
         Args.notNull(message, "message");
         String key = message.key();
         String tenant = message.tenant();
-        String pk = Items.pk(consumer, key, tenant);
+        String pk = entry(key, tenant);
         byte[] fp = fingerprint.of(message);
         for (int round = 0; round < MAX_ROUNDS; round++) {
             long now = clock.millis();
@@ -258,46 +237,33 @@ final class DynamoStoreImpl implements DynamoStore {
     }
 
     @Override
-    public void complete(Claim claim, byte @Nullable [] result) {
-        completeWith(claim, result, null, null);
+    protected String entry(String key, @Nullable String tenant) {
+        return Items.pk(consumer, key, tenant);
     }
 
     @Override
-    public void complete(Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body) {
-        Args.notNull(body, "body");
-        Args.notNull(resultHeaders, "resultHeaders");
-        completeWith(claim, body, resultStatus, resultHeaders);
-    }
-
-    private void completeWith(Claim claim, byte @Nullable [] result, @Nullable Integer resultStatus,
-            @Nullable Map<String, List<String>> headers) {
-        Completion c = completion(claim, result, resultStatus, headers);
-        boolean done = calls.run("complete", claim.key(), () -> update(UpdateItemRequest.builder()
-                .updateExpression(c.expression()).conditionExpression(FENCE), c.values(), c.pk()) != null);
-        if (!done) {
-            throw leaseLost(claim);
-        }
-        debug(claim.key(), "completed");
+    protected boolean writeCompleted(String pk, Claim claim, byte @Nullable [] result,
+            @Nullable Integer resultStatus, @Nullable Map<String, List<String>> headers) {
+        Completion c = completion(pk, claim, result, resultStatus, headers);
+        return calls.run("complete", claim.key(), () -> update(UpdateItemRequest.builder()
+                .updateExpression(c.expression()).conditionExpression(FENCE), c.values(), pk) != null);
     }
 
     /** The completion of {@code claim} with {@code result} as one write of a transaction, fenced like {@link #complete}. */
     Update completionWrite(Claim claim, byte @Nullable [] result) {
-        Completion c = completion(claim, result, null, null);
-        return Update.builder().tableName(table).key(Map.of(PK, s(c.pk()))).updateExpression(c.expression())
+        checkResult(claim, result);
+        String pk = entry(claim.key(), claim.tenant());
+        Completion c = completion(pk, claim, result, null, null);
+        return Update.builder().tableName(table).key(Map.of(PK, s(pk))).updateExpression(c.expression())
                 .conditionExpression(FENCE).expressionAttributeNames(names(c.expression(), FENCE))
                 .expressionAttributeValues(c.values()).build();
     }
 
-    /** An update of an entry: its key, its update expression and the values both expressions use. */
-    private record Completion(String pk, String expression, Map<String, AttributeValue> values) {}
+    /** An update that completes an entry: its update expression and the values its expressions use. */
+    private record Completion(String expression, Map<String, AttributeValue> values) {}
 
-    private Completion completion(Claim claim, byte @Nullable [] result, @Nullable Integer resultStatus,
+    private Completion completion(String pk, Claim claim, byte @Nullable [] result, @Nullable Integer resultStatus,
             @Nullable Map<String, List<String>> headers) {
-        String pk = checkClaim(claim);
-        if (result != null && result.length > maxResultBytes) {
-            throw new InvalidInputException("result for key " + Texts.quote(claim.key()) + " is " + result.length
-                    + " bytes, more than maxResultBytes " + maxResultBytes);
-        }
         byte[] encoded = StoredHeaders.encode(headers);
         long size = Items.completedSize(pk, consumer, claim.key(), claim.tenant(), 64,
                 result == null ? 0 : result.length, encoded.length);
@@ -330,14 +296,11 @@ final class DynamoStoreImpl implements DynamoStore {
             remove.add("#hd");
         }
         String expression = set + " REMOVE " + String.join(", ", remove);
-        return new Completion(pk, expression, values);
+        return new Completion(expression, values);
     }
 
     @Override
-    public Outcome fail(Claim claim, Throwable error) {
-        String pk = checkClaim(claim);
-        Args.notNull(error, "error");
-        String reason = ErrorTexts.describe(error);
+    protected @Nullable Failure writeFailed(String pk, Claim claim, String reason) {
         long now = clock.millis();
         Map<String, AttributeValue> values = fence(claim);
         values.put(":f", s(FAILED));
@@ -356,35 +319,22 @@ final class DynamoStoreImpl implements DynamoStore {
                     .updateExpression("SET #st = :d, #err = :err REMOVE #lu, #exp")
                     .conditionExpression(FENCE + " AND #at >= :max"), values, pk));
             if (failed == null) {
-                throw leaseLost(claim);
+                return null;
             }
             dead = true;
         }
-        int attempts = (int) Items.number(failed, ATTEMPTS);
-        if (dead) {
-            log.error("{} - key {} is DEAD after attempt {} of {}; parked for an operator. Last error: {}", consumer,
-                    Texts.quote(claim.key()), attempts, maxAttempts, reason);
-        } else {
-            log.warn("{} - key {} failed on attempt {} of {}: {}", consumer, Texts.quote(claim.key()), attempts,
-                    maxAttempts, reason);
-        }
-        return new Outcome(dead ? Outcome.Status.DEAD : Outcome.Status.FAILED, null, attempts, reason, error);
+        return new Failure((int) Items.number(failed, ATTEMPTS), dead);
     }
 
     @Override
-    public void release(Claim claim) {
-        String pk = checkClaim(claim);
+    protected boolean writeReleased(String pk, Claim claim) {
         Map<String, AttributeValue> values = fence(claim);
         values.put(":f", s(FAILED));
         values.put(":one", n(1));
         values.put(":exp", n(expiry(clock.millis())));
-        boolean released = calls.run("release", claim.key(), () -> update(UpdateItemRequest.builder()
+        return calls.run("release", claim.key(), () -> update(UpdateItemRequest.builder()
                 .updateExpression("SET #st = :f, #at = #at - :one, #exp = :exp REMOVE #lu")
                 .conditionExpression(FENCE), values, pk) != null);
-        if (!released) {
-            throw leaseLost(claim);
-        }
-        debug(claim.key(), "released");
     }
 
     @Override
@@ -393,25 +343,20 @@ final class DynamoStoreImpl implements DynamoStore {
     }
 
     /** The entry of {@code claim} as it is now (a strongly consistent read), or null if there is none. */
-    @Nullable Map<String, AttributeValue> entry(Claim claim) {
-        String pk = Items.pk(consumer, claim.key(), claim.tenant());
+    @Nullable Map<String, AttributeValue> stored(Claim claim) {
+        String pk = entry(claim.key(), claim.tenant());
         GetItemResponse read = calls.run("read", claim.key(),
                 () -> client.getItem(r -> r.tableName(table).key(Map.of(PK, s(pk))).consistentRead(true)));
         return read.hasItem() && !read.item().isEmpty() ? read.item() : null;
     }
 
     @Override
-    public boolean resetDead(String key, @Nullable String tenant) {
-        String pk = Items.pk(consumer, key, tenant);
+    protected boolean writeResetDead(String pk, String key) {
         Map<String, AttributeValue> values = Map.of(":d", s(DEAD), ":f", s(FAILED), ":zero", n(0), ":exp",
                 n(expiry(clock.millis())));
-        boolean reset = calls.run("reset dead", key, () -> update(UpdateItemRequest.builder()
+        return calls.run("reset dead", key, () -> update(UpdateItemRequest.builder()
                 .updateExpression("SET #st = :f, #at = :zero, #exp = :exp").conditionExpression("#st = :d"),
                 values, pk) != null);
-        if (reset) {
-            log.info("{} - key {} reset from DEAD: the next claim runs it again", consumer, Texts.quote(key));
-        }
-        return reset;
     }
 
     @Override
@@ -493,30 +438,5 @@ final class DynamoStoreImpl implements DynamoStore {
     /** Epoch seconds {@code retention} after {@code fromMillis}, rounded up. */
     private long expiry(long fromMillis) {
         return (fromMillis + retentionMs + 999) / 1000;
-    }
-
-    private String checkClaim(Claim claim) {
-        Args.notNull(claim, "claim");
-        if (!claim.consumer().equals(consumer)) {
-            throw new IllegalArgumentException("claim belongs to consumer " + Texts.quote(claim.consumer())
-                    + ", not " + Texts.quote(consumer));
-        }
-        if (!claim.acquired()) {
-            throw new IllegalArgumentException("only an ACQUIRED claim can be completed, failed or released, but "
-                    + "this one is " + claim.status());
-        }
-        return Items.pk(consumer, claim.key(), claim.tenant());
-    }
-
-    private LeaseLostException leaseLost(Claim claim) {
-        log.warn("{} - key {} lost its claim (fencing token {}): taken over or expired, nothing written", consumer,
-                Texts.quote(claim.key()), claim.fencingToken());
-        return new LeaseLostException(consumer, claim.key(), claim.fencingToken());
-    }
-
-    private void debug(String key, String event) {
-        if (log.isDebugEnabled()) {
-            log.debug("{} - key {} {}", consumer, Texts.quote(key), event);
-        }
     }
 }

@@ -25,15 +25,17 @@ public class KeyReuseException extends TxboxException {
         this.tenant = tenant;
     }
 
-    public String consumer() {
-        return consumer;
-    }
-
+    /** The reused key. */
     public String key() {
         return key;
     }
 
     public @Nullable String tenant() {
         return tenant;
+    }
+
+    /** The consumer that received the key first. */
+    public String consumer() {
+        return consumer;
     }
 }

@@ -131,21 +131,21 @@ public interface HybridInbox extends Inbox, AutoCloseable {
         }
 
         /**
-         * Prefix of every Redis key written; default {@code "txbox:"}. 0 to 64 characters from
-         * {@code A-Z a-z 0-9 . _ : / { } -}.
-         */
-        public Builder keyPrefix(String keyPrefix) {
-            this.keyPrefix = Keys.checkPrefix(keyPrefix);
-            return this;
-        }
-
-        /**
          * How long one Redis call may take before the delivery goes to the database instead;
          * default 250 ms. Between 1 ms and 10 s.
          */
         public Builder commandTimeout(Duration commandTimeout) {
             this.commandTimeout = Args.between(commandTimeout, Duration.ofMillis(1),
                     Duration.ofSeconds(10), "commandTimeout");
+            return this;
+        }
+
+        /**
+         * Prefix of every Redis key written; default {@code "txbox:"}. 0 to 64 characters from
+         * {@code A-Z a-z 0-9 . _ : / { } -}.
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            this.keyPrefix = Keys.checkPrefix(keyPrefix);
             return this;
         }
 
@@ -209,19 +209,13 @@ public interface HybridInbox extends Inbox, AutoCloseable {
 
         /** The clock the breaker's open time is measured on; default the system UTC clock. */
         public Builder clock(Clock clock) {
-            if (clock == null) {
-                throw new ConfigException("clock must not be null");
-            }
-            this.clock = clock;
+            this.clock = Args.configured(clock, "clock");
             return this;
         }
 
         /** Hears fast-path answers and breaker transitions (metrics); default {@link RedisListener#NONE}. */
         public Builder listener(RedisListener listener) {
-            if (listener == null) {
-                throw new ConfigException("listener must not be null");
-            }
-            this.listener = listener;
+            this.listener = Args.configured(listener, "listener");
             return this;
         }
 

@@ -26,24 +26,22 @@ import org.jspecify.annotations.Nullable;
 final class HybridInboxImpl implements HybridInbox {
     private final Inbox db;
     private final String consumer;
-    private final Fingerprint fingerprint;
     private final RedisFront front;
 
     HybridInboxImpl(HybridInbox.Builder b) {
         this.db = b.database;
         this.consumer = db.consumer();
-        this.fingerprint = db.fingerprint();
-        this.front = new RedisFront(b, consumer, fingerprint);
+        this.front = new RedisFront(b, consumer, db.fingerprint());
     }
 
     @Override
     public String consumer() {
-        return consumer;
+        return db.consumer();
     }
 
     @Override
     public Fingerprint fingerprint() {
-        return fingerprint;
+        return db.fingerprint();
     }
 
     @Override

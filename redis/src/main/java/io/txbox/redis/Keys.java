@@ -1,6 +1,5 @@
 package io.txbox.redis;
 
-import io.txbox.InvalidInputException;
 import io.txbox.Texts;
 import io.txbox.internal.KeyRules;
 import java.nio.charset.StandardCharsets;
@@ -46,12 +45,6 @@ final class Keys {
         String scope = tenant == null ? "|k|" : "|t" + tenant.length() + "|" + tenant;
         return (prefix + kind + consumer + scope + key).getBytes(StandardCharsets.UTF_8);
     }
-
-    static InvalidInputException resultTooLarge(String key, int size, int max, String option) {
-        return new InvalidInputException("result for key " + Texts.quote(key) + " is " + size + " bytes, more than "
-                + option + " " + max);
-    }
-
 
     static byte[] bytes(@Nullable Object reply) {
         return reply instanceof byte[] b ? b : new byte[0];

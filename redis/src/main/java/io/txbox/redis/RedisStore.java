@@ -9,12 +9,9 @@ import io.txbox.inbox.Fingerprint;
 import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.KeyReuseException;
 import io.txbox.inbox.LeaseLostException;
-import io.txbox.inbox.Outcome;
 import io.txbox.inbox.TwoPhaseStore;
-import io.txbox.internal.KeyRules;
+import io.txbox.inbox.internal.StoreOptions;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -46,13 +43,13 @@ import org.jspecify.annotations.Nullable;
  */
 public interface RedisStore extends TwoPhaseStore, AutoCloseable {
     /** Default {@link Builder#maxAttempts}: {@value}. */
-    int DEFAULT_MAX_ATTEMPTS = 5;
+    int DEFAULT_MAX_ATTEMPTS = StoreOptions.DEFAULT_MAX_ATTEMPTS;
     /** Default {@link Builder#lease}: 30 seconds. */
-    Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    Duration DEFAULT_LEASE = StoreOptions.DEFAULT_LEASE;
     /** Default {@link Builder#retention}: 1 day. */
-    Duration DEFAULT_RETENTION = Duration.ofDays(1);
+    Duration DEFAULT_RETENTION = StoreOptions.DEFAULT_RETENTION;
     /** Default {@link Builder#maxResultBytes}: {@value} (256 KiB). */
-    int DEFAULT_MAX_RESULT_BYTES = 256 * 1024;
+    int DEFAULT_MAX_RESULT_BYTES = StoreOptions.DEFAULT_MAX_RESULT_BYTES;
     /** Default {@link Builder#redisUrl}: {@value}. */
     String DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
     /** Default {@link Builder#commandTimeout}: 2 seconds. */
@@ -65,10 +62,6 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
     static Builder builder(String consumer) {
         return new Builder(consumer);
     }
-
-    /** The consumer name. */
-    @Override
-    String consumer();
 
     /**
      * Claims {@code message}: a new key, a FAILED or released one, or one whose lease ran out is
@@ -89,42 +82,14 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
 
     /**
      * Completes an acquired claim and stores {@code result} for later duplicates, until the
-     * retention TTL.
+     * retention TTL. The body of a response ({@code complete(claim, status, headers, body)})
+     * counts against {@code maxResultBytes} the same way.
      *
      * @throws InvalidInputException if {@code result} is larger than {@code maxResultBytes}; nothing is written
      * @throws LeaseLostException if the claim was taken over or has expired from Redis; nothing is written
      */
     @Override
     void complete(Claim claim, byte @Nullable [] result);
-
-    /**
-     * Completes an acquired claim with a response to replay: status, headers (in order; a name
-     * may repeat) and body. The body counts against {@code maxResultBytes}.
-     *
-     * @throws InvalidInputException if {@code body} is larger than {@code maxResultBytes}; nothing is written
-     * @throws LeaseLostException if the claim was taken over; nothing is written
-     */
-    @Override
-    void complete(Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body);
-
-    /**
-     * Fails an acquired claim: records {@code error}; the key becomes FAILED (the next claim
-     * runs it again) or DEAD once it has had {@code maxAttempts} attempts.
-     *
-     * @return FAILED or DEAD, with the attempts so far
-     * @throws LeaseLostException if the claim was taken over; nothing is written
-     */
-    @Override
-    Outcome fail(Claim claim, Throwable error);
-
-    /**
-     * Gives an acquired claim back without counting an attempt, so the next claim runs again at
-     * once. The fencing token is never reused.
-     *
-     * @throws LeaseLostException if the claim was taken over; nothing is written
-     */
-    @Override
-    void release(Claim claim);
 
     /**
      * Makes a DEAD key claimable again with a fresh count of attempts.
@@ -142,18 +107,13 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
      * option and the bad value.
      */
     final class Builder {
-        final String consumer;
+        final StoreOptions options;
         String redisUrl = DEFAULT_REDIS_URL;
         String keyPrefix = Keys.DEFAULT_PREFIX;
         Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
-        int maxAttempts = DEFAULT_MAX_ATTEMPTS;
-        Duration lease = DEFAULT_LEASE;
-        Duration retention = DEFAULT_RETENTION;
-        int maxResultBytes = DEFAULT_MAX_RESULT_BYTES;
-        Fingerprint fingerprint = Fingerprint.sha256();
 
         private Builder(String consumer) {
-            this.consumer = KeyRules.consumer(consumer);
+            this.options = new StoreOptions(consumer, 64 * 1024 * 1024);
         }
 
         /**
@@ -189,16 +149,13 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
 
         /** Attempts after which a key is DEAD; default {@value RedisStore#DEFAULT_MAX_ATTEMPTS}. At least 1. */
         public Builder maxAttempts(int maxAttempts) {
-            if (maxAttempts < 1) {
-                throw new ConfigException("maxAttempts must be at least 1, but was " + maxAttempts);
-            }
-            this.maxAttempts = maxAttempts;
+            options.maxAttempts(maxAttempts);
             return this;
         }
 
         /** Lease length, measured by the Redis server's clock; default 30 s. Between 1 ms and 1 day. */
         public Builder lease(Duration lease) {
-            this.lease = Args.between(lease, Duration.ofMillis(1), Duration.ofDays(1), "lease");
+            options.lease(lease);
             return this;
         }
 
@@ -209,7 +166,7 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
          * second and 365 days.
          */
         public Builder retention(Duration retention) {
-            this.retention = Args.between(retention, Duration.ofSeconds(1), Duration.ofDays(365), "retention");
+            options.retention(retention);
             return this;
         }
 
@@ -219,19 +176,13 @@ public interface RedisStore extends TwoPhaseStore, AutoCloseable {
          * {@link InvalidInputException}. 0 to 64 MiB.
          */
         public Builder maxResultBytes(int maxResultBytes) {
-            if (maxResultBytes < 0 || maxResultBytes > 64 * 1024 * 1024) {
-                throw new ConfigException("maxResultBytes must be between 0 and 67108864, but was " + maxResultBytes);
-            }
-            this.maxResultBytes = maxResultBytes;
+            options.maxResultBytes(maxResultBytes);
             return this;
         }
 
         /** How payloads are fingerprinted; default {@link Fingerprint#sha256()}. */
         public Builder fingerprint(Fingerprint fingerprint) {
-            if (fingerprint == null) {
-                throw new ConfigException("fingerprint must not be null");
-            }
-            this.fingerprint = fingerprint;
+            options.fingerprint(fingerprint);
             return this;
         }
 

@@ -11,64 +11,41 @@ import io.txbox.RetryableException;
 import io.txbox.Texts;
 import io.txbox.TxboxException;
 import io.txbox.inbox.Claim;
-import io.txbox.inbox.Fingerprint;
 import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.KeyReuseException;
-import io.txbox.inbox.LeaseLostException;
-import io.txbox.inbox.Outcome;
+import io.txbox.inbox.internal.KeyValueStore;
 import io.txbox.internal.Args;
-import io.txbox.internal.ErrorTexts;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** {@link RedisStore} on one Lettuce connection; every call is one Lua script. */
-final class RedisStoreImpl implements RedisStore {
-    private static final Logger log = LoggerFactory.getLogger(RedisStore.class);
-
-    private final String consumer;
+final class RedisStoreImpl extends KeyValueStore<byte[]> implements RedisStore {
     private final String prefix;
-    private final int maxAttempts;
     private final byte[] maxAttemptsArg;
     private final byte[] leaseArg;
     private final byte[] retentionArg;
-    private final int maxResultBytes;
-    private final Fingerprint fingerprint;
     private final byte[] fenceKey;
     private final RedisLink link;
 
     RedisStoreImpl(RedisStore.Builder b) {
-        this.consumer = b.consumer;
+        super(LoggerFactory.getLogger(RedisStore.class), b.options);
         this.prefix = b.keyPrefix;
-        this.maxAttempts = b.maxAttempts;
-        this.maxAttemptsArg = utf8(Integer.toString(b.maxAttempts));
-        this.leaseArg = utf8(Long.toString(Math.max(1, b.lease.toMillis())));
-        this.retentionArg = utf8(Long.toString(b.retention.toMillis()));
-        this.maxResultBytes = b.maxResultBytes;
-        this.fingerprint = b.fingerprint;
+        this.maxAttemptsArg = utf8(Integer.toString(maxAttempts));
+        this.leaseArg = utf8(Long.toString(b.options.leaseMillis()));
+        this.retentionArg = utf8(Long.toString(b.options.retentionMillis()));
         this.fenceKey = utf8(prefix + Keys.STORE + consumer + "|fence");
         this.link = new RedisLink("redis-store " + consumer, b.redisUrl, b.commandTimeout);
         link.preload(StoreScripts.all());
     }
 
     @Override
-    public String consumer() {
-        return consumer;
-    }
-
-    @Override
-    public Fingerprint fingerprint() {
-        return fingerprint;
-    }
-
-    @Override
     public Claim claim(InboundMessage message) {
         Args.notNull(message, "message");
-        byte[] key = Keys.entry(prefix, Keys.STORE, consumer, message.key(), message.tenant());
+        byte[] key = entry(message.key(), message.tenant());
         byte[] fp = fingerprint.of(message);
         List<Object> r = call("claim", message.key(),
                 () -> link.run(StoreScripts.CLAIM, new byte[][] {key, fenceKey}, fp == null ? new byte[0] : fp,
@@ -113,76 +90,39 @@ final class RedisStoreImpl implements RedisStore {
     }
 
     @Override
-    public void complete(Claim claim, byte @Nullable [] result) {
-        completeWith(claim, result, null, null);
+    protected byte[] entry(String key, @Nullable String tenant) {
+        return Keys.entry(prefix, Keys.STORE, consumer, key, tenant);
     }
 
     @Override
-    public void complete(Claim claim, int resultStatus, Map<String, List<String>> resultHeaders, byte[] body) {
-        Args.notNull(body, "body");
-        Args.notNull(resultHeaders, "resultHeaders");
-        completeWith(claim, body, resultStatus, resultHeaders);
-    }
-
-    private void completeWith(Claim claim, byte @Nullable [] result, @Nullable Integer resultStatus,
-            @Nullable Map<String, List<String>> headers) {
-        byte[] key = checkClaim(claim);
-        if (result != null && result.length > maxResultBytes) {
-            throw Keys.resultTooLarge(claim.key(), result.length, maxResultBytes, "maxResultBytes");
-        }
-        List<Object> r = call("complete", claim.key(), () -> link.run(StoreScripts.COMPLETE, new byte[][] {key},
+    protected boolean writeCompleted(byte[] entry, Claim claim, byte @Nullable [] result,
+            @Nullable Integer resultStatus, @Nullable Map<String, List<String>> headers) {
+        List<Object> r = call("complete", claim.key(), () -> link.run(StoreScripts.COMPLETE, new byte[][] {entry},
                 token(claim), retentionArg, utf8(result == null ? "0" : "1"), result == null ? new byte[0] : result,
                 utf8(resultStatus == null ? "" : resultStatus.toString()), StoredHeaders.encode(headers)));
-        if (number(r.get(0)) == 0) {
-            throw leaseLost(claim);
-        }
-        debug(claim.key(), "completed");
+        return number(r.get(0)) != 0;
     }
 
     @Override
-    public Outcome fail(Claim claim, Throwable error) {
-        byte[] key = checkClaim(claim);
-        Args.notNull(error, "error");
-        String reason = ErrorTexts.describe(error);
-        List<Object> r = call("fail", claim.key(), () -> link.run(StoreScripts.FAIL, new byte[][] {key},
+    protected @Nullable Failure writeFailed(byte[] entry, Claim claim, String reason) {
+        List<Object> r = call("fail", claim.key(), () -> link.run(StoreScripts.FAIL, new byte[][] {entry},
                 token(claim), maxAttemptsArg, utf8(reason), retentionArg));
         String s = text(r.get(0));
-        if (s.equals("L")) {
-            throw leaseLost(claim);
-        }
-        int attempts = (int) number(r.get(1));
-        boolean dead = s.equals("D");
-        if (dead) {
-            log.error("{} - key {} is DEAD after attempt {} of {}; parked for an operator. Last error: {}", consumer,
-                    Texts.quote(claim.key()), attempts, maxAttempts, reason);
-        } else {
-            log.warn("{} - key {} failed on attempt {} of {}: {}", consumer, Texts.quote(claim.key()), attempts,
-                    maxAttempts, reason);
-        }
-        return new Outcome(dead ? Outcome.Status.DEAD : Outcome.Status.FAILED, null, attempts, reason, error);
+        return s.equals("L") ? null : new Failure((int) number(r.get(1)), s.equals("D"));
     }
 
     @Override
-    public void release(Claim claim) {
-        byte[] key = checkClaim(claim);
+    protected boolean writeReleased(byte[] entry, Claim claim) {
         List<Object> r = call("release", claim.key(),
-                () -> link.run(StoreScripts.RELEASE, new byte[][] {key}, token(claim), retentionArg));
-        if (number(r.get(0)) == 0) {
-            throw leaseLost(claim);
-        }
-        debug(claim.key(), "released");
+                () -> link.run(StoreScripts.RELEASE, new byte[][] {entry}, token(claim), retentionArg));
+        return number(r.get(0)) != 0;
     }
 
     @Override
-    public boolean resetDead(String key, @Nullable String tenant) {
-        byte[] entry = Keys.entry(prefix, Keys.STORE, consumer, key, tenant);
+    protected boolean writeResetDead(byte[] entry, String key) {
         List<Object> r = call("reset dead", key,
                 () -> link.run(StoreScripts.RESET_DEAD, new byte[][] {entry}, retentionArg));
-        boolean reset = number(r.get(0)) == 1;
-        if (reset) {
-            log.info("{} - key {} reset from DEAD: the next claim runs it again", consumer, Texts.quote(key));
-        }
-        return reset;
+        return number(r.get(0)) == 1;
     }
 
     @Override
@@ -190,27 +130,8 @@ final class RedisStoreImpl implements RedisStore {
         link.close();
     }
 
-    private byte[] checkClaim(Claim claim) {
-        Args.notNull(claim, "claim");
-        if (!claim.consumer().equals(consumer)) {
-            throw new IllegalArgumentException("claim belongs to consumer " + Texts.quote(claim.consumer())
-                    + ", not " + Texts.quote(consumer));
-        }
-        if (!claim.acquired()) {
-            throw new IllegalArgumentException("only an ACQUIRED claim can be completed, failed or released, but "
-                    + "this one is " + claim.status());
-        }
-        return Keys.entry(prefix, Keys.STORE, consumer, claim.key(), claim.tenant());
-    }
-
     private static byte[] token(Claim claim) {
         return utf8(Integer.toString(claim.fencingToken()));
-    }
-
-    private LeaseLostException leaseLost(Claim claim) {
-        log.warn("{} - key {} lost its claim (fencing token {}): taken over or expired, nothing written", consumer,
-                Texts.quote(claim.key()), claim.fencingToken());
-        return new LeaseLostException(consumer, claim.key(), claim.fencingToken());
     }
 
     private List<Object> call(String action, String key, Supplier<List<Object>> script) {
@@ -220,12 +141,6 @@ final class RedisStoreImpl implements RedisStore {
             throw new RetryableException("redis store " + action + " for consumer " + Texts.quote(consumer) + " key "
                     + Texts.quote(key) + " failed; it may or may not have taken effect, call it again: "
                     + RedisLink.describe(e), e);
-        }
-    }
-
-    private void debug(String key, String event) {
-        if (log.isDebugEnabled()) {
-            log.debug("{} - key {} {}", consumer, Texts.quote(key), event);
         }
     }
 }

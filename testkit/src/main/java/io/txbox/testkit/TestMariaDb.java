@@ -1,22 +1,17 @@
 package io.txbox.testkit;
 
-import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * later class of the JVM fails at once with the same message. The MariaDB Connector/J driver
  * serves both {@code jdbc:mariadb:} and, with {@code permitMysqlScheme}, {@code jdbc:mysql:} URLs.
  */
-public final class TestMariaDb implements TestDatabase, BeforeAllCallback, AfterAllCallback {
+public final class TestMariaDb extends PerClassDatabase<TestMariaDb.Endpoint> {
   /** The server used when the environment names none. */
   public static final String DEFAULT_JDBC_URL = "jdbc:mariadb://127.0.0.1:3306/test";
   /** The login used when the environment names none. */
@@ -67,16 +62,8 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
   /** Servers found down, by URL: later classes fail at once instead of waiting again. */
   private static final java.util.Map<String, String> SERVER_FAILURES = new java.util.HashMap<>();
 
-  private final int poolSize;
-  private final Object lock = new Object();
-  private volatile @Nullable Endpoint endpoint;
-  private volatile @Nullable String schema;
-  private @Nullable String ownerId;
-  private @Nullable HikariDataSource pool;
-  private final List<String> schemas = new ArrayList<>();
-
   private TestMariaDb(int poolSize) {
-    this.poolSize = poolSize;
+    super(log, "database", poolSize);
   }
 
   /** Returns an extension with the default server and a pool of {@value #DEFAULT_POOL_SIZE}. */
@@ -102,45 +89,16 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
   }
 
   @Override
-  public void beforeAll(ExtensionContext context) {
-    synchronized (lock) {
-      if (schema != null) {
-        return; // a @Nested class inherits the outer class's database
-      }
-      Endpoint server = server(System.getenv(ENV_URL), System.getenv(ENV_USER), System.getenv(ENV_PASSWORD));
-      endpoint = server;
-      String name = Names.schemaName(context.getRequiredTestClass().getSimpleName());
-      create(server, name);
-      schema = name;
-      ownerId = context.getUniqueId();
-      log.debug("[database {}] created for {} on {}", name, context.getRequiredTestClass().getName(), server);
-    }
+  Endpoint start() {
+    return server(System.getenv(ENV_URL), System.getenv(ENV_USER), System.getenv(ENV_PASSWORD));
   }
 
   @Override
-  public void afterAll(ExtensionContext context) {
-    List<String> toDrop;
-    HikariDataSource toClose;
-    Endpoint server;
-    synchronized (lock) {
-      if (schema == null || !context.getUniqueId().equals(ownerId)) {
-        return;
-      }
-      toClose = pool;
-      pool = null;
-      toDrop = new ArrayList<>(schemas);
-      server = Objects.requireNonNull(endpoint);
-      schemas.clear();
-      schema = null;
-      ownerId = null;
-    }
-    if (toClose != null) {
-      toClose.close();
-    }
+  void drop(Endpoint server, List<String> names) {
     try (Connection c = connect(server, server.url(null)); Statement s = c.createStatement()) {
       // A test that leaked an open transaction must not make afterAll wait for long.
       s.execute("SET SESSION lock_wait_timeout = 10");
-      for (String name : toDrop) {
+      for (String name : names) {
         try {
           s.execute("DROP DATABASE IF EXISTS `" + name + "`");
           log.debug("[database {}] dropped", name);
@@ -149,23 +107,13 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
         }
       }
     } catch (SQLException e) {
-      log.warn("Databases {} could not be dropped on {}: {}", toDrop, server, e.getMessage());
+      log.warn("Databases {} could not be dropped on {}: {}", names, server, e.getMessage());
     }
   }
 
-  /** Returns this class's database name: lower case, unquoted-safe, at most 63 characters. */
   @Override
-  public String schema() {
-    String name = schema;
-    if (name == null) {
-      throw notStarted();
-    }
-    return name;
-  }
-
-  @Override
-  public String jdbcUrl() {
-    return jdbcUrl(schema());
+  Map<String, String> poolProperties() {
+    return Map.of("permitMysqlScheme", "true");
   }
 
   @Override
@@ -184,22 +132,6 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
   }
 
   /**
-   * Returns a HikariCP pool on {@link #jdbcUrl()}, created on first call and closed after the
-   * class. Connections are opened on demand, up to the configured pool size.
-   */
-  @Override
-  public DataSource dataSource() {
-    synchronized (lock) {
-      if (pool == null) {
-        String name = schema();
-        pool = TestPools.create(name, jdbcUrl(name), user(), password(), poolSize,
-            java.util.Map.of("permitMysqlScheme", "true"));
-      }
-      return pool;
-    }
-  }
-
-  /**
    * Opens a new, unpooled connection on {@link #jdbcUrl()}. The caller closes it.
    *
    * @throws TestkitException if the server does not answer
@@ -212,21 +144,6 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
     } catch (SQLException e) {
       throw failure(server, e);
     }
-  }
-
-  /**
-   * Creates another empty database, {@code t_<hint>_<random>}, dropped together with {@link
-   * #schema()} after the class.
-   *
-   * @param hint readable part of the name; characters outside {@code [a-z0-9_]} are replaced
-   * @return the new database's name
-   */
-  @Override
-  public String newSchema(String hint) {
-    Objects.requireNonNull(hint, "hint");
-    String name = Names.schemaName(hint);
-    create(server(), name);
-    return name;
   }
 
   /**
@@ -325,28 +242,14 @@ public final class TestMariaDb implements TestDatabase, BeforeAllCallback, After
     return Kind.MARIADB.toString();
   }
 
-  private void create(Endpoint server, String name) {
+  @Override
+  void create(Endpoint server, String name) {
     try (Connection c = connect(server, server.url(null)); Statement s = c.createStatement()) {
       s.execute("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4");
     } catch (SQLException e) {
       throw failure(server, e);
     }
-    synchronized (lock) {
-      schemas.add(name);
-    }
-  }
-
-  private Endpoint server() {
-    Endpoint server = endpoint;
-    if (server == null || schema == null) {
-      throw notStarted();
-    }
-    return server;
-  }
-
-  private static IllegalStateException notStarted() {
-    return new IllegalStateException("TestMariaDb is not active: register it as a static "
-        + "@RegisterExtension field and use it from tests or @BeforeAll/@AfterAll methods");
+    created(name);
   }
 
   /**

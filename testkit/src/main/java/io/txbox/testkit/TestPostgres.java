@@ -1,22 +1,18 @@
 package io.txbox.testkit;
 
-import com.zaxxer.hikari.HikariDataSource;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.logging.Logger;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -41,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * one {@code PostgreSQLContainer} per JVM. If none answers, {@code beforeAll} throws a {@link
  * TestkitException} within the connect timeout.
  */
-public final class TestPostgres implements TestDatabase, BeforeAllCallback, AfterAllCallback {
+public final class TestPostgres extends PerClassDatabase<PgEndpoint> {
   /** The server used when the environment names none. */
   public static final String DEFAULT_JDBC_URL = "jdbc:postgresql://127.0.0.1:5432/test";
   /** The login used when the environment names none. */
@@ -56,20 +52,12 @@ public final class TestPostgres implements TestDatabase, BeforeAllCallback, Afte
       Pattern.compile("([?&])currentSchema=[^&]*&?", Pattern.CASE_INSENSITIVE);
 
   private final @Nullable PgEndpoint fixedEndpoint;
-  private final int poolSize;
   private final Duration connectTimeout;
 
-  private final Object lock = new Object();
-  private volatile @Nullable PgEndpoint endpoint;
-  private volatile @Nullable String schema;
-  private @Nullable String ownerId;
-  private @Nullable HikariDataSource pool;
-  private final List<String> schemas = new ArrayList<>();
-
   private TestPostgres(Builder builder) {
+    super(log, "schema", builder.poolSize);
     this.fixedEndpoint = builder.jdbcUrl == null ? null
         : new PgEndpoint(builder.jdbcUrl, builder.user, builder.password, "TestPostgres.builder()");
-    this.poolSize = builder.poolSize;
     this.connectTimeout = builder.connectTimeout;
   }
 
@@ -103,65 +91,17 @@ public final class TestPostgres implements TestDatabase, BeforeAllCallback, Afte
   }
 
   @Override
-  public void beforeAll(ExtensionContext context) {
-    synchronized (lock) {
-      if (schema != null) {
-        return; // a @Nested class inherits the outer class's schema
-      }
-      PgEndpoint server;
-      if (fixedEndpoint != null) {
-        PostgresServer.probe(fixedEndpoint, connectTimeout);
-        server = fixedEndpoint;
-      } else {
-        server = PostgresServer.defaultEndpoint(connectTimeout);
-      }
-      endpoint = server;
-      String name = Names.schemaName(context.getRequiredTestClass().getSimpleName());
-      createSchema(server, name);
-      schema = name;
-      ownerId = context.getUniqueId();
-      log.debug("[schema {}] created for {} on {}", name,
-          context.getRequiredTestClass().getName(), server);
+  PgEndpoint start() {
+    if (fixedEndpoint != null) {
+      PostgresServer.probe(fixedEndpoint, connectTimeout);
+      return fixedEndpoint;
     }
+    return PostgresServer.defaultEndpoint(connectTimeout);
   }
 
   @Override
-  public void afterAll(ExtensionContext context) {
-    List<String> toDrop;
-    HikariDataSource toClose;
-    PgEndpoint server;
-    synchronized (lock) {
-      if (schema == null || !context.getUniqueId().equals(ownerId)) {
-        return;
-      }
-      toClose = pool;
-      pool = null;
-      toDrop = new ArrayList<>(schemas);
-      server = Objects.requireNonNull(endpoint);
-      schemas.clear();
-      schema = null;
-      ownerId = null;
-    }
-    if (toClose != null) {
-      toClose.close();
-    }
-    dropSchemas(server, toDrop);
-  }
-
-  /** Returns this class's schema name: lower case, unquoted-safe, at most 63 characters. */
-  @Override
-  public String schema() {
-    String name = schema;
-    if (name == null) {
-      throw notStarted();
-    }
-    return name;
-  }
-
-  /** Returns a JDBC URL whose {@code currentSchema} is {@link #schema()}. */
-  @Override
-  public String jdbcUrl() {
-    return jdbcUrl(schema());
+  Map<String, String> poolProperties() {
+    return Map.of();
   }
 
   /**
@@ -188,21 +128,6 @@ public final class TestPostgres implements TestDatabase, BeforeAllCallback, Afte
   }
 
   /**
-   * Returns a HikariCP pool on {@link #jdbcUrl()}, created on first call and closed after the
-   * class. Connections are opened on demand, up to the configured pool size.
-   */
-  @Override
-  public DataSource dataSource() {
-    synchronized (lock) {
-      if (pool == null) {
-        String name = schema();
-        pool = TestPools.create(name, jdbcUrl(name), user(), password(), poolSize, java.util.Map.of());
-      }
-      return pool;
-    }
-  }
-
-  /**
    * Opens a new, unpooled connection on {@link #jdbcUrl()}. The caller closes it.
    *
    * @throws TestkitException if the server does not answer
@@ -222,29 +147,14 @@ public final class TestPostgres implements TestDatabase, BeforeAllCallback, Afte
     return new UnpooledDataSource(server.url(), this);
   }
 
-  /**
-   * Creates another empty schema, {@code t_<hint>_<random>}, dropped together with {@link
-   * #schema()} after the class. Use {@link #jdbcUrl(String)} to connect to it.
-   *
-   * @param hint readable part of the name; characters outside {@code [a-z0-9_]} are replaced
-   * @return the new schema's name
-   */
-  @Override
-  public String newSchema(String hint) {
-    Objects.requireNonNull(hint, "hint");
-    PgEndpoint server = server();
-    String name = Names.schemaName(hint);
-    createSchema(server, name);
-    return name;
-  }
-
   @Override
   public String toString() {
     PgEndpoint server = endpoint;
     return "TestPostgres[schema=" + schema + ", server=" + (server == null ? "-" : server) + "]";
   }
 
-  private void createSchema(PgEndpoint server, String name) {
+  @Override
+  void create(PgEndpoint server, String name) {
     try (Connection c = PostgresServer.connect(server, server.url(), connectTimeout);
         Statement s = c.createStatement()) {
       s.execute("CREATE SCHEMA \"" + name + "\"");
@@ -255,12 +165,11 @@ public final class TestPostgres implements TestDatabase, BeforeAllCallback, Afte
       throw new TestkitException("PostgreSQL at " + server.url() + ": cannot create schema "
           + name + ": " + e.getMessage(), e);
     }
-    synchronized (lock) {
-      schemas.add(name);
-    }
+    created(name);
   }
 
-  private void dropSchemas(PgEndpoint server, List<String> names) {
+  @Override
+  void drop(PgEndpoint server, List<String> names) {
     try (Connection c = PostgresServer.connect(server, server.url(), connectTimeout);
         Statement s = c.createStatement()) {
       // A test that leaked an open transaction must not make afterAll wait forever.
@@ -287,19 +196,6 @@ public final class TestPostgres implements TestDatabase, BeforeAllCallback, Afte
       throw PostgresServer.isUnreachable(e) ? PostgresServer.unreachable(server, e, "")
           : PostgresServer.failed(server, e);
     }
-  }
-
-  private PgEndpoint server() {
-    PgEndpoint server = endpoint;
-    if (server == null || schema == null) {
-      throw notStarted();
-    }
-    return server;
-  }
-
-  private static IllegalStateException notStarted() {
-    return new IllegalStateException("TestPostgres is not active: register it as a static "
-        + "@RegisterExtension field and use it from tests or @BeforeAll/@AfterAll methods");
   }
 
   static String withCurrentSchema(String url, String schema) {

@@ -9,10 +9,13 @@ import io.txbox.inbox.InboxMaintenance;
 import io.txbox.relay.DeadLetters;
 import io.txbox.relay.RelayAdmin;
 import io.txbox.relay.standalone.Pools;
+import io.txbox.relay.standalone.Durations;
 import io.txbox.relay.standalone.Redaction;
 import io.txbox.relay.standalone.RelayConfig;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine.Mixin;
@@ -85,6 +88,22 @@ abstract class AdminCommand implements Callable<Integer> {
             out().println(Redaction.scrub(JSON.writeValueAsString(value)));
         } catch (JsonProcessingException e) {
             throw new TxboxException("cannot render JSON: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Prints what a purge deleted, or with {@code dryRun} would delete: {@code n} {@code kind}
+     * entries older than {@code olderThan}, then {@code scope} (empty, or the text naming a filter).
+     */
+    final void printPurge(long n, boolean dryRun, String kind, Duration olderThan, String scope) {
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put(dryRun ? "wouldPurge" : "purged", n);
+            m.put("olderThanSeconds", olderThan.getSeconds());
+            printJson(m);
+        } else {
+            print((dryRun ? "would purge " : "purged ") + n + " " + kind + " entr" + (n == 1 ? "y" : "ies")
+                    + " older than " + Durations.format(olderThan) + scope);
         }
     }
 

@@ -13,11 +13,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /** {@code dead list | retry | skip | purge}: the outbox's dead letters and the routing keys they park. */
 @Command(name = "dead", mixinStandardHelpOptions = true,
@@ -26,13 +24,10 @@ import picocli.CommandLine.Spec;
                     + " is retried or skipped."},
         subcommands = {DeadCommand.ListDead.class, DeadCommand.RetryDead.class, DeadCommand.SkipDead.class,
             DeadCommand.PurgeDead.class})
-final class DeadCommand implements Runnable {
-    @Spec
-    CommandSpec spec;
-
+final class DeadCommand extends CommandGroup {
     @Override
-    public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: list, retry, skip or purge");
+    String subcommands() {
+        return "list, retry, skip or purge";
     }
 
     /** {@code dead list}. */
@@ -253,15 +248,7 @@ final class DeadCommand implements Runnable {
         @Override
         public Integer call() {
             long n = withAdmin(ctx -> dryRun ? ctx.dead().countOlderThan(olderThan) : ctx.dead().purgeOlderThan(olderThan));
-            if (json) {
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put(dryRun ? "wouldPurge" : "purged", n);
-                m.put("olderThanSeconds", olderThan.getSeconds());
-                printJson(m);
-            } else {
-                print((dryRun ? "would purge " : "purged ") + n + " dead entr" + (n == 1 ? "y" : "ies")
-                        + " older than " + Durations.format(olderThan));
-            }
+            printPurge(n, dryRun, "dead", olderThan, "");
             return TxboxCli.OK;
         }
     }

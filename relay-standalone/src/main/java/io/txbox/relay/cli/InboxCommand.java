@@ -1,26 +1,17 @@
 package io.txbox.relay.cli;
 
-import io.txbox.relay.standalone.Durations;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /** {@code inbox purge | parked ...}: retention of completed inbox entries, and parked ordering keys. */
 @Command(name = "inbox", mixinStandardHelpOptions = true, description = "Maintains the inbox table.",
         subcommands = {InboxCommand.Purge.class, ParkedCommand.class})
-final class InboxCommand implements Runnable {
-    @Spec
-    CommandSpec spec;
-
+final class InboxCommand extends CommandGroup {
     @Override
-    public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: purge or parked");
+    String subcommands() {
+        return "purge or parked";
     }
 
     /** {@code inbox purge --older-than D}. */
@@ -46,15 +37,7 @@ final class InboxCommand implements Runnable {
         public Integer call() {
             long n = withAdmin(ctx -> dryRun ? ctx.inbox().countCompleted(olderThan, consumer)
                     : ctx.inbox().purgeCompleted(olderThan, consumer));
-            if (json) {
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put(dryRun ? "wouldPurge" : "purged", n);
-                m.put("olderThanSeconds", olderThan.getSeconds());
-                printJson(m);
-            } else {
-                print((dryRun ? "would purge " : "purged ") + n + " completed inbox entr" + (n == 1 ? "y" : "ies")
-                        + " older than " + Durations.format(olderThan) + (consumer == null ? "" : " of consumer " + consumer));
-            }
+            printPurge(n, dryRun, "completed inbox", olderThan, consumer == null ? "" : " of consumer " + consumer);
             return TxboxCli.OK;
         }
     }

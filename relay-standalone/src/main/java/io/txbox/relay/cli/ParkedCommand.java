@@ -11,10 +11,8 @@ import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /** {@code inbox parked list | retry | skip}: ordering keys that consumers parked behind a dead message. */
 @Command(name = "parked", mixinStandardHelpOptions = true,
@@ -23,13 +21,10 @@ import picocli.CommandLine.Spec;
             "retry and skip ask the running consumer, which carries them out through its handler within its"
                 + " parkedPollInterval (default 5s)."},
         subcommands = {ParkedCommand.ListParked.class, ParkedCommand.Retry.class, ParkedCommand.Skip.class})
-final class ParkedCommand implements Runnable {
-    @Spec
-    CommandSpec spec;
-
+final class ParkedCommand extends CommandGroup {
     @Override
-    public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: list, retry or skip");
+    String subcommands() {
+        return "list, retry or skip";
     }
 
     /** {@code inbox parked list}. */

@@ -57,6 +57,24 @@ interface LaneStore {
      */
     record Locked(Map<Short, Boolean> held, int members, long heldFrom) {}
 
+    /** Runs the update {@code sql}, whose parameters are {@code params} in order (none, or the member id). */
+    static void update(Connection c, String sql, String... params) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < params.length; i++) {
+                ps.setString(i + 1, params[i]);
+            }
+            ps.executeUpdate();
+        }
+    }
+
+    /** The rows {@code sql} selects for {@code memberId}, its one parameter: each a lane and its fence, in order. */
+    static Map<Short, Long> laneFences(Connection c, String sql, String memberId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, memberId);
+            return laneFences(ps);
+        }
+    }
+
     /** The rows of {@code ps}, each a lane and its fence, in order. */
     static Map<Short, Long> laneFences(PreparedStatement ps) throws SQLException {
         Map<Short, Long> lanes = new LinkedHashMap<>();

@@ -85,13 +85,6 @@ final class MariaDbLaneStore implements LaneStore {
     }
 
     @Override
-    public void initLanes(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(initLanes)) {
-            ps.executeUpdate();
-        }
-    }
-
-    @Override
     public int heartbeat(Connection c, String memberId, List<String> ownWorkers, Duration lease) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(heartbeat)) {
             ps.setString(1, memberId);
@@ -132,10 +125,7 @@ final class MariaDbLaneStore implements LaneStore {
 
     @Override
     public Map<Short, Long> owned(Connection c, String memberId) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(ownedLanes)) {
-            ps.setString(1, memberId);
-            return LaneStore.laneFences(ps);
-        }
+        return LaneStore.laneFences(c, ownedLanes, memberId);
     }
 
     @Override
@@ -188,10 +178,7 @@ final class MariaDbLaneStore implements LaneStore {
             }
         }
         release(c, memberId, lanes);
-        try (PreparedStatement ps = c.prepareStatement(leave)) {
-            ps.setString(1, memberId);
-            ps.executeUpdate();
-        }
+        LaneStore.update(c, leave, memberId);
     }
 
     @Override
@@ -233,5 +220,10 @@ final class MariaDbLaneStore implements LaneStore {
             rs.next();
             return new Locked(held, rs.getInt(1), heldFrom);
         }
+    }
+
+    @Override
+    public void initLanes(Connection c) throws SQLException {
+        LaneStore.update(c, initLanes);
     }
 }

@@ -20,6 +20,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -81,27 +82,25 @@ final class MariaDbOperatorStore implements OperatorStore {
     }
 
     @Override
+    public ParkedKeys parkedKeys() {
+        return parked;
+    }
+
+    @Override
     public RelayAdmin.Status status(Connection c) throws SQLException {
-        long rows;
-        long ready;
-        Duration oldestAge;
-        try (PreparedStatement ps = c.prepareStatement(statusOutbox); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            rows = rs.getLong(1);
-            ready = rs.getLong(2);
-            long micros = rs.getLong(3);
-            oldestAge = rs.wasNull() ? null : Duration.ofNanos(micros * 1000);
-        }
-        long dead;
-        BigDecimal oldestDead;
-        try (PreparedStatement ps = c.prepareStatement(statusDead); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            dead = rs.getLong(1);
-            oldestDead = rs.getBigDecimal(2);
-        }
-        return new RelayAdmin.Status(rows, ready, oldestAge, dead,
-                oldestDead == null ? null : MariaDbRelayStore.instant(oldestDead), PostgresOperatorStore.single(c, statusMembers),
-                PostgresOperatorStore.single(c, statusLanes));
+        return OperatorStore.status(c, statusOutbox, statusDead, statusMembers, statusLanes, MariaDbOperatorStore::oldestAge,
+                MariaDbOperatorStore::oldestDead);
+    }
+
+    /** The age of the oldest outbox row, computed by the server in microseconds. */
+    private static @Nullable Duration oldestAge(ResultSet rs) throws SQLException {
+        long micros = rs.getLong(3);
+        return rs.wasNull() ? null : Duration.ofNanos(micros * 1000);
+    }
+
+    private static @Nullable Instant oldestDead(ResultSet rs) throws SQLException {
+        BigDecimal oldestDead = rs.getBigDecimal(2);
+        return oldestDead == null ? null : MariaDbRelayStore.instant(oldestDead);
     }
 
     @Override
@@ -112,20 +111,12 @@ final class MariaDbOperatorStore implements OperatorStore {
 
     @Override
     public Moved retryDead(Connection c, long id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(pickOne)) {
-            ps.setLong(1, id);
-            return move(c, ps);
-        }
+        return OperatorStore.retryOne(c, pickOne, id, this::move);
     }
 
     @Override
     public Moved retryDeadAfter(Connection c, long afterId, @Nullable String destination) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(pickFrom)) {
-            ps.setLong(1, afterId);
-            ps.setString(2, destination);
-            ps.setString(3, destination);
-            return move(c, ps);
-        }
+        return OperatorStore.retryAfter(c, pickFrom, afterId, destination, this::move);
     }
 
     /** Locks the dead rows {@code pick} selects, copies them back to the outbox and deletes them. */
@@ -159,35 +150,16 @@ final class MariaDbOperatorStore implements OperatorStore {
 
     @Override
     public int purgeDead(Connection c, long ageMillis) throws SQLException {
-        int n;
-        try (PreparedStatement ps = c.prepareStatement(purge)) {
-            ps.setLong(1, Math.multiplyExact(ageMillis, 1000L));
-            n = ps.executeUpdate();
-        }
-        if (n > 0) {
-            parked.releasePurged(c);
-        }
-        return n;
+        return OperatorStore.purge(c, purge, Math.multiplyExact(ageMillis, 1000L), parked);
     }
 
     @Override
     public long countDeadOlder(Connection c, long ageMillis) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(countOlder)) {
-            ps.setLong(1, Math.multiplyExact(ageMillis, 1000L));
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
+        return OperatorStore.single(c, countOlder, Math.multiplyExact(ageMillis, 1000L));
     }
 
     @Override
     public long countDead(Connection c) throws SQLException {
-        return PostgresOperatorStore.single(c, count);
-    }
-
-    @Override
-    public ParkedKeys parkedKeys() {
-        return parked;
+        return OperatorStore.single(c, count);
     }
 }

@@ -61,12 +61,7 @@ final class MariaDbRelayStore implements RelayStore {
     private final Dialect dialect;
     private final String schema;
     private final MariaDbLaneStore lanes;
-    private final String claim;
-    private final String claimSkipping;
-    private final String claimAfter;
-    private final String claimAfterSkipping;
-    private final String claimChained;
-    private final String claimChainedSkipping;
+    private final ClaimStatements claims;
     /** {@code DELETE ... WHERE id}, completed by {@link #deleteIn}. */
     private final String delete;
     private final String deleteChunk;
@@ -108,12 +103,9 @@ final class MariaDbRelayStore implements RelayStore {
         String noLateRowSkipping = " AND (" + late + " AND NOT JSON_CONTAINS(?, JSON_QUOTE(g.destination))" + lateTail + ") = ?";
         // no row locks, as PostgresRelayStore's claim: the locked lanes with their fences make the worker the only claimant
         String tail = " ORDER BY id LIMIT ?";
-        claim = claimed + tail;
-        claimSkipping = claimed + skipping + tail;
-        claimAfter = claimed + after + tail;
-        claimAfterSkipping = claimed + skipping + after + tail;
-        claimChained = claimed + chained + noLateRow + tail;
-        claimChainedSkipping = claimed + skipping + chained + noLateRowSkipping + tail;
+        claims = new ClaimStatements(claimed + tail, claimed + skipping + tail, claimed + after + tail,
+                claimed + skipping + after + tail, claimed + chained + noLateRow + tail,
+                claimed + skipping + chained + noLateRowSkipping + tail);
 
         delete = "DELETE FROM " + o + " WHERE id";
         deleteChunk = deleteIn(DELETE_CHUNK);
@@ -132,7 +124,7 @@ final class MariaDbRelayStore implements RelayStore {
 
         // O(1) in the backlog, as PostgresRelayStore's: a capped count, the id span, the lowest id's age
         backlog = "SELECT (SELECT count(*) FROM (SELECT 1 FROM " + o + " ORDER BY id LIMIT "
-                + (PostgresRelayStore.EXACT_BACKLOG_LIMIT + 1) + ") AS s),"
+                + (EXACT_BACKLOG_LIMIT + 1) + ") AS s),"
                 + " (SELECT COALESCE(max(id) - min(id) + 1, 0) FROM " + o + "),"
                 + " COALESCE((SELECT TIMESTAMPDIFF(MICROSECOND, created_at, " + NOW + ") FROM " + o
                 + " ORDER BY id LIMIT 1) DIV 1000, 0)";
@@ -226,9 +218,7 @@ final class MariaDbRelayStore implements RelayStore {
         boolean after = afterId >= 0;
         BigDecimal statementTime = null;
         boolean chained = after && chain != null && chain.dueBy() != null;
-        String sql = !after ? (skip ? claimSkipping : claim)
-                : chained ? (skip ? claimChainedSkipping : claimChained)
-                : (skip ? claimAfterSkipping : claimAfter);
+        String sql = claims.pick(after, chained, skip);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             String laneJson = json(lanes);
             String skipJson = skip ? JsonStrings.encode(skipDestinations) : null;
@@ -247,9 +237,7 @@ final class MariaDbRelayStore implements RelayStore {
                     ps.setString(i++, skipJson);
                 }
                 ps.setBigDecimal(i++, chain.dueBy());
-                ps.setLong(i++, chain.from());
-                ps.setLong(i++, afterId);
-                ps.setInt(i++, chain.holding());
+                i = chain.bindGuard(ps, i, afterId);
             }
             ps.setInt(i, limit);
             try (ResultSet rs = ps.executeQuery()) {
@@ -370,15 +358,7 @@ final class MariaDbRelayStore implements RelayStore {
 
     @Override
     public long[] backlog(Connection c, int timeoutSeconds) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(backlog)) {
-            ps.setQueryTimeout(timeoutSeconds);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                long exact = rs.getLong(1);
-                return new long[] {exact <= PostgresRelayStore.EXACT_BACKLOG_LIMIT ? exact : Math.max(exact, rs.getLong(2)),
-                    rs.getLong(3)};
-            }
-        }
+        return RelayStore.backlog(c, backlog, timeoutSeconds);
     }
 
     @Override

@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,6 +64,96 @@ public interface OperatorStore {
 
     /** The statements on parked keys; {@link #retryDead}, {@link #retryDeadAfter} and {@link #purgeDead} keep them in step. */
     ParkedKeys parkedKeys();
+
+    /** A value of the current row, null where the database returned none: each database returns times its own way. */
+    @FunctionalInterface
+    interface Reader<T> {
+        @Nullable T read(ResultSet rs) throws SQLException;
+    }
+
+    /**
+     * Runs the status statements both stores render: {@code outbox} (rows, ready rows, then the
+     * oldest row's age, which {@code oldestAge} reads), {@code dead} (dead letters, then the
+     * oldest one's death, which {@code oldestDead} reads), {@code members} and {@code lanes} (one
+     * number each).
+     */
+    static RelayAdmin.Status status(Connection c, String outbox, String dead, String members, String lanes,
+            Reader<Duration> oldestAge, Reader<Instant> oldestDead) throws SQLException {
+        long rows;
+        long ready;
+        Duration age;
+        try (PreparedStatement ps = c.prepareStatement(outbox); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            rows = rs.getLong(1);
+            ready = rs.getLong(2);
+            age = oldestAge.read(rs);
+        }
+        long deadRows;
+        Instant diedFirst;
+        try (PreparedStatement ps = c.prepareStatement(dead); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            deadRows = rs.getLong(1);
+            diedFirst = oldestDead.read(rs);
+        }
+        return new RelayAdmin.Status(rows, ready, age, deadRows, diedFirst, single(c, members), single(c, lanes));
+    }
+
+    /** The single number {@code sql} returns, given {@code params} in order. */
+    static long single(Connection c, String sql, long... params) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < params.length; i++) {
+                ps.setLong(i + 1, params[i]);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    /** Moves the dead letters the executed statement {@code pick} selects back to the outbox. */
+    @FunctionalInterface
+    interface Mover {
+        Moved move(Connection c, PreparedStatement pick) throws SQLException;
+    }
+
+    /** {@link #retryDead}: {@code mover} on {@code sql}, the pick both stores bind with the id alone. */
+    static Moved retryOne(Connection c, String sql, long id, Mover mover) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, id);
+            return mover.move(c, ps);
+        }
+    }
+
+    /**
+     * {@link #retryDeadAfter}: {@code mover} on {@code sql}, the pick both stores bind with the id
+     * to start above and the destination twice (null for all).
+     */
+    static Moved retryAfter(Connection c, String sql, long afterId, @Nullable String destination, Mover mover)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, afterId);
+            ps.setString(2, destination);
+            ps.setString(3, destination);
+            return mover.move(c, ps);
+        }
+    }
+
+    /**
+     * Runs the purge {@code sql}, whose one parameter is the age in the database's unit, and
+     * releases the routing keys the purged rows parked; returns how many rows it deleted.
+     */
+    static int purge(Connection c, String sql, long age, ParkedKeys parked) throws SQLException {
+        int n;
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, age);
+            n = ps.executeUpdate();
+        }
+        if (n > 0) {
+            parked.releasePurged(c);
+        }
+        return n;
+    }
 
     /** Column {@code column} of the current row as an instant: each database returns times its own way. */
     @FunctionalInterface

@@ -99,13 +99,6 @@ final class PostgresLaneStore implements LaneStore {
     }
 
     @Override
-    public void initLanes(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(initLanes)) {
-            ps.executeUpdate();
-        }
-    }
-
-    @Override
     public int heartbeat(Connection c, String memberId, List<String> ownWorkers, Duration lease) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(heartbeat)) {
             ps.setString(1, memberId);
@@ -126,10 +119,7 @@ final class PostgresLaneStore implements LaneStore {
 
     @Override
     public Map<Short, Long> owned(Connection c, String memberId) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(ownedLanes)) {
-            ps.setString(1, memberId);
-            return LaneStore.laneFences(ps);
-        }
+        return LaneStore.laneFences(c, ownedLanes, memberId);
     }
 
     @Override
@@ -153,14 +143,8 @@ final class PostgresLaneStore implements LaneStore {
 
     @Override
     public void leave(Connection c, String memberId) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(releaseAll)) {
-            ps.setString(1, memberId);
-            ps.executeUpdate();
-        }
-        try (PreparedStatement ps = c.prepareStatement(leave)) {
-            ps.setString(1, memberId);
-            ps.executeUpdate();
-        }
+        LaneStore.update(c, releaseAll, memberId);
+        LaneStore.update(c, leave, memberId);
     }
 
     @Override
@@ -191,5 +175,10 @@ final class PostgresLaneStore implements LaneStore {
             }
         }
         return new Locked(held, members, heldFrom);
+    }
+
+    @Override
+    public void initLanes(Connection c) throws SQLException {
+        LaneStore.update(c, initLanes);
     }
 }

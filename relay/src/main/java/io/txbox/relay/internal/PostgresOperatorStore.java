@@ -28,6 +28,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -103,26 +104,25 @@ final class PostgresOperatorStore implements OperatorStore {
     }
 
     @Override
+    public ParkedKeys parkedKeys() {
+        return parked;
+    }
+
+    @Override
     public RelayAdmin.Status status(Connection c) throws SQLException {
-        long rows;
-        long ready;
-        Duration oldestAge;
-        try (PreparedStatement ps = c.prepareStatement(statusOutbox); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            rows = rs.getLong(1);
-            ready = rs.getLong(2);
-            OffsetDateTime oldest = rs.getObject(3, OffsetDateTime.class);
-            oldestAge = oldest == null ? null : Duration.between(oldest, rs.getObject(4, OffsetDateTime.class));
-        }
-        long dead;
-        OffsetDateTime oldestDead;
-        try (PreparedStatement ps = c.prepareStatement(statusDead); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            dead = rs.getLong(1);
-            oldestDead = rs.getObject(2, OffsetDateTime.class);
-        }
-        return new RelayAdmin.Status(rows, ready, oldestAge, dead, oldestDead == null ? null : oldestDead.toInstant(),
-                single(c, statusMembers), single(c, statusLanes));
+        return OperatorStore.status(c, statusOutbox, statusDead, statusMembers, statusLanes, PostgresOperatorStore::oldestAge,
+                PostgresOperatorStore::oldestDead);
+    }
+
+    /** The age of the oldest outbox row: from its creation to the server's now. */
+    private static @Nullable Duration oldestAge(ResultSet rs) throws SQLException {
+        OffsetDateTime oldest = rs.getObject(3, OffsetDateTime.class);
+        return oldest == null ? null : Duration.between(oldest, rs.getObject(4, OffsetDateTime.class));
+    }
+
+    private static @Nullable Instant oldestDead(ResultSet rs) throws SQLException {
+        OffsetDateTime oldestDead = rs.getObject(2, OffsetDateTime.class);
+        return oldestDead == null ? null : oldestDead.toInstant();
     }
 
     @Override
@@ -134,20 +134,12 @@ final class PostgresOperatorStore implements OperatorStore {
 
     @Override
     public Moved retryDead(Connection c, long id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(retryOne)) {
-            ps.setLong(1, id);
-            return moved(c, ps);
-        }
+        return OperatorStore.retryOne(c, retryOne, id, this::moved);
     }
 
     @Override
     public Moved retryDeadAfter(Connection c, long afterId, @Nullable String destination) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(retryFrom)) {
-            ps.setLong(1, afterId);
-            ps.setString(2, destination);
-            ps.setString(3, destination);
-            return moved(c, ps);
-        }
+        return OperatorStore.retryAfter(c, retryFrom, afterId, destination, this::moved);
     }
 
     private Moved moved(Connection c, PreparedStatement ps) throws SQLException {
@@ -164,43 +156,16 @@ final class PostgresOperatorStore implements OperatorStore {
 
     @Override
     public int purgeDead(Connection c, long ageMillis) throws SQLException {
-        int n;
-        try (PreparedStatement ps = c.prepareStatement(purge)) {
-            ps.setLong(1, ageMillis);
-            n = ps.executeUpdate();
-        }
-        if (n > 0) {
-            parked.releasePurged(c);
-        }
-        return n;
+        return OperatorStore.purge(c, purge, ageMillis, parked);
     }
 
     @Override
     public long countDeadOlder(Connection c, long ageMillis) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(countOlder)) {
-            ps.setLong(1, ageMillis);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
+        return OperatorStore.single(c, countOlder, ageMillis);
     }
 
     @Override
     public long countDead(Connection c) throws SQLException {
-        return single(c, count);
-    }
-
-    @Override
-    public ParkedKeys parkedKeys() {
-        return parked;
-    }
-
-    /** The single number {@code sql}, which takes no parameters, returns. */
-    static long single(Connection c, String sql) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        return OperatorStore.single(c, count);
     }
 }

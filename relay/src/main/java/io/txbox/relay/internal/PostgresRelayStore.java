@@ -49,8 +49,6 @@ import org.jspecify.annotations.Nullable;
  * PostgresSql} or says why where it is written. The claim query is {@link #claim}.
  */
 final class PostgresRelayStore implements RelayStore {
-    /** Backlogs up to this many rows are counted exactly; larger ones are estimated from the id span. */
-    static final int EXACT_BACKLOG_LIMIT = 10_000;
     /** PostgreSQL's {@code undefined_table}. */
 
     private static final TxboxOutbox O = TXBOX_OUTBOX;
@@ -62,12 +60,7 @@ final class PostgresRelayStore implements RelayStore {
     private static final int CLAIM_LANE = CLAIMED.indexOf(O.LANE) + 1;
 
     private final PostgresLaneStore lanes;
-    private final String claim;
-    private final String claimSkipping;
-    private final String claimAfter;
-    private final String claimAfterSkipping;
-    private final String claimChained;
-    private final String claimChainedSkipping;
+    private final ClaimStatements claims;
     private final String delete;
     private final String retry;
     private final String hold;
@@ -84,14 +77,12 @@ final class PostgresRelayStore implements RelayStore {
 
         // only while a destination waits for its target: its rows stay unclaimed, in order
         Condition skipping = O.DESTINATION.ne(DSL.all(param(SQLDataType.VARCHAR.array())));
-        claim = claimQuery(r, DSL.noCondition(), DSL.noCondition());
-        claimSkipping = claimQuery(r, skipping, DSL.noCondition());
         // the next batch of a transaction that holds the rows up to the given id
         Condition after = O.ID.gt(param(SQLDataType.BIGINT));
-        claimAfter = claimQuery(r, DSL.noCondition(), after);
-        claimAfterSkipping = claimQuery(r, skipping, after);
-        claimChained = claimQuery(r, DSL.noCondition(), after.and(noLateRow(r, false)));
-        claimChainedSkipping = claimQuery(r, skipping, after.and(noLateRow(r, true)));
+        claims = new ClaimStatements(claimQuery(r, DSL.noCondition(), DSL.noCondition()),
+                claimQuery(r, skipping, DSL.noCondition()), claimQuery(r, DSL.noCondition(), after),
+                claimQuery(r, skipping, after), claimQuery(r, DSL.noCondition(), after.and(noLateRow(r, false))),
+                claimQuery(r, skipping, after.and(noLateRow(r, true))));
         delete = sql(r.deleteFrom(O).where(O.ID.eq(DSL.any(param(SQLDataType.BIGINT.array())))));
 
         Table<?> f = unnest("f", List.of("id", "error", "delay_ms", "extra"), SQLDataType.BIGINT, SQLDataType.VARCHAR,
@@ -264,9 +255,7 @@ final class PostgresRelayStore implements RelayStore {
         List<PublishRecord> rows = new ArrayList<>(limit);
         short[] rowLanes = new short[limit];
         boolean skip = !skipDestinations.isEmpty();
-        String sql = afterId == null ? (skip ? claimSkipping : claim)
-                : chain == null ? (skip ? claimAfterSkipping : claimAfter)
-                : (skip ? claimChainedSkipping : claimChained);
+        String sql = claims.pick(afterId != null, chain != null, skip);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             BinaryRows.request(ps);
             Array laneArray = c.createArrayOf("int2", lanes.toArray());
@@ -284,9 +273,7 @@ final class PostgresRelayStore implements RelayStore {
                 if (skip) {
                     ps.setArray(i++, skipArray);
                 }
-                ps.setLong(i++, chain.from());
-                ps.setLong(i++, afterId);
-                ps.setInt(i++, chain.holding());
+                i = chain.bindGuard(ps, i, afterId);
             }
             ps.setInt(i, limit);
             try (ResultSet rs = ps.executeQuery()) {
@@ -449,14 +436,7 @@ final class PostgresRelayStore implements RelayStore {
 
     @Override
     public long[] backlog(Connection c, int timeoutSeconds) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(backlog)) {
-            ps.setQueryTimeout(timeoutSeconds);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                long exact = rs.getLong(1);
-                return new long[] {exact <= EXACT_BACKLOG_LIMIT ? exact : Math.max(exact, rs.getLong(2)), rs.getLong(3)};
-            }
-        }
+        return RelayStore.backlog(c, backlog, timeoutSeconds);
     }
 
     @Override

@@ -30,6 +30,9 @@ import org.jspecify.annotations.Nullable;
  * #claimAfter}. No method commits.
  */
 interface RelayStore {
+    /** Backlogs up to this many rows are counted exactly; larger ones are estimated from the id span. */
+    int EXACT_BACKLOG_LIMIT = 10_000;
+
     /** The store for {@code tables} on {@code dialect}'s database. */
     static RelayStore of(TxboxTables tables, Dialect dialect) {
         return dialect.isMysqlFamily() ? new MariaDbRelayStore(tables, dialect) : new PostgresRelayStore(tables);
@@ -72,7 +75,32 @@ interface RelayStore {
      * A batch transaction's claims so far: its first claim started above {@code from} and ran at
      * {@code dueBy} (see {@link Claimed#dueBy}); {@code holding} of its rows are still in the outbox.
      */
-    record Chain(long from, int holding, @Nullable BigDecimal dueBy) {}
+    record Chain(long from, int holding, @Nullable BigDecimal dueBy) {
+        /**
+         * Binds the chained claim's guard from parameter {@code i} on: {@link #from}, {@code afterId},
+         * {@link #holding}. Returns the next parameter's index.
+         */
+        int bindGuard(PreparedStatement ps, int i, long afterId) throws SQLException {
+            ps.setLong(i++, from);
+            ps.setLong(i++, afterId);
+            ps.setInt(i++, holding);
+            return i;
+        }
+    }
+
+    /**
+     * The six claim statements a store renders: the first claim of a batch, a claim above an id,
+     * and a chained claim ({@link #claimAfter}); each also leaving out destinations to skip.
+     */
+    record ClaimStatements(String first, String firstSkipping, String after, String afterSkipping, String chained,
+            String chainedSkipping) {
+        /** The statement for a claim above an id or not, chained or not, skipping destinations or not. */
+        String pick(boolean aboveId, boolean isChained, boolean skip) {
+            return !aboveId ? (skip ? firstSkipping : first)
+                    : isChained ? (skip ? chainedSkipping : chained)
+                    : (skip ? afterSkipping : after);
+        }
+    }
 
     /**
      * Claimed rows and the lane of each; {@code dueBy} is the database time the rows were due by,
@@ -111,11 +139,27 @@ interface RelayStore {
 
     /**
      * Rows in the outbox and the age of its oldest row in milliseconds, in O(1) of the backlog.
-     * The count is exact up to {@link PostgresRelayStore#EXACT_BACKLOG_LIMIT} rows; above that it
+     * The count is exact up to {@link #EXACT_BACKLOG_LIMIT} rows; above that it
      * is {@code max(id) - min(id) + 1}, an upper bound that also counts ids already published out
      * of order or never committed. The oldest row is the one with the lowest id.
      */
     long[] backlog(Connection c, int timeoutSeconds) throws SQLException;
+
+    /**
+     * Runs the backlog {@code sql}, which returns the rows counted up to {@link
+     * #EXACT_BACKLOG_LIMIT} + 1, the id span and the oldest row's age in milliseconds, as {@link
+     * #backlog} describes.
+     */
+    static long[] backlog(Connection c, String sql, int timeoutSeconds) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setQueryTimeout(timeoutSeconds);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long exact = rs.getLong(1);
+                return new long[] {exact <= EXACT_BACKLOG_LIMIT ? exact : Math.max(exact, rs.getLong(2)), rs.getLong(3)};
+            }
+        }
+    }
 
     /**
      * Which of the tables {@code names} (schema-qualified and quoted as {@code qualified}, in the

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.txbox.TxboxTables;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.lang.reflect.RecordComponent;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -19,17 +20,28 @@ class PostgresRelayStoreTest {
         SQL.putAll(rendered(store.lanes()));
     }
 
-    /** A store's instance {@code String} fields by name: its rendered statements. */
+    /**
+     * A store's instance {@code String} fields by name, and its claim statements as
+     * {@code claims.first} and so on: its rendered statements.
+     */
     static Map<String, String> rendered(Object store) {
         Map<String, String> sql = new LinkedHashMap<>();
         for (Field f : store.getClass().getDeclaredFields()) {
-            if (f.getType() == String.class && !Modifier.isStatic(f.getModifiers())) {
-                f.setAccessible(true);
-                try {
+            if (Modifier.isStatic(f.getModifiers())) {
+                continue;
+            }
+            f.setAccessible(true);
+            try {
+                if (f.getType() == String.class) {
                     sql.put(f.getName(), (String) f.get(store));
-                } catch (IllegalAccessException e) {
-                    throw new AssertionError(e);
+                } else if (f.getType() == RelayStore.ClaimStatements.class) {
+                    RelayStore.ClaimStatements claims = (RelayStore.ClaimStatements) f.get(store);
+                    for (RecordComponent c : RelayStore.ClaimStatements.class.getRecordComponents()) {
+                        sql.put(f.getName() + "." + c.getName(), (String) c.getAccessor().invoke(claims));
+                    }
                 }
+            } catch (ReflectiveOperationException e) {
+                throw new AssertionError(e);
             }
         }
         return sql;
@@ -37,7 +49,7 @@ class PostgresRelayStoreTest {
 
     @Test
     void statements_renderedWithSchemaAndPrefix_neverTheGeneratedNames() {
-        assertThat(SQL).hasSizeGreaterThanOrEqualTo(18);
+        assertThat(SQL).hasSizeGreaterThanOrEqualTo(24).containsKeys("claims.first", "claims.chainedSkipping");
         SQL.forEach((name, sql) -> {
             if (!name.equals("missingTables")) { // it reads the catalog for the names it is given
                 assertThat(sql).as(name).contains("\"orders\".\"tx_").doesNotContain("txbox_").doesNotContain("\"txbox\"");
@@ -47,7 +59,7 @@ class PostgresRelayStoreTest {
 
     @Test
     void claim_readsDueRowsOfTheLanesInIdOrder_withoutRowLocks() {
-        assertThat(SQL.get("claim")).contains("\"orders\".\"tx_outbox\"").contains("order by")
+        assertThat(SQL.get("claims.first")).contains("\"orders\".\"tx_outbox\"").contains("order by")
                 .endsWith("fetch next ? rows only").doesNotContain("for update");
     }
 
