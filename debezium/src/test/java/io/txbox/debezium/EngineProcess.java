@@ -62,6 +62,8 @@ public final class EngineProcess {
         if (db.kind() == Kind.POSTGRESQL) {
             where.put("database.dbname", url.getPath().substring(1));
         }
+        // unused with file offsets, yet required by the Kafka Connect worker config Debezium 3.5 builds
+        where.put("bootstrap.servers", args[4]);
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(),
                 new ByteArraySerializer())) {
             try (EmbeddedConnector connector = EmbeddedConnector.start(db, TxboxTables.inSchema(db.schema()), name,
