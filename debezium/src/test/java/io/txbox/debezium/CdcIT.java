@@ -52,8 +52,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Change data capture with Debezium's embedded engine and {@link TxboxOutboxRouter}, on PostgreSQL
- * (pgoutput, a publication for inserts only) and on MariaDB where the engine can read it (see {@link #engineDatabases}), publishing to a real
- * Kafka broker, checked against txbox's polling relay and a {@link KafkaInboxConsumer} downstream.
+ * (pgoutput, a publication for inserts only) and on MariaDB (the binlog, through Debezium's MariaDB
+ * connector; see {@link #engineDatabases}), publishing to a real Kafka broker, checked against
+ * txbox's polling relay and a {@link KafkaInboxConsumer} downstream.
  */
 class CdcIT {
     @RegisterExtension
