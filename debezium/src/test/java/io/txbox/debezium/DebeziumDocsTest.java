@@ -135,7 +135,15 @@ class DebeziumDocsTest {
             case "connector postgres" -> checkConnector(new PostgresConnector(), b.properties(), k -> false);
             case "connector mariadb" -> {
                 assertThat(b.properties().get("connector.class")).isEqualTo(MariaDbDebezium.CONNECTOR);
-                checkConnector(MariaDbDebezium.connector(), b.properties(), k -> false);
+                Connector mariadb = MariaDbDebezium.connector();
+                Thread thread = Thread.currentThread();
+                ClassLoader before = thread.getContextClassLoader();
+                thread.setContextClassLoader(mariadb.getClass().getClassLoader());
+                try {
+                    checkConnector(mariadb, b.properties(), k -> false);
+                } finally {
+                    thread.setContextClassLoader(before);
+                }
                 // the page's "MySQL: the same keys with MySqlConnector"
                 Map<String, String> mysql = new LinkedHashMap<>(b.properties());
                 mysql.put("connector.class", MySqlConnector.class.getName());

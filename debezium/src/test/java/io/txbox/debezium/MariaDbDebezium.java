@@ -63,35 +63,40 @@ final class MariaDbDebezium {
     /**
      * A new {@code MariaDbConnector} from a class loader of its own: Debezium's classes from {@link
      * #jars()}, everything else (Kafka Connect's API among it) from this class's loader, so the
-     * connector is a {@link Connector} here and its configuration definition can be asked.
+     * connector is a {@link Connector} here and its configuration definition can be asked. Kafka's
+     * {@code ConfigDef} loads class-typed values through the thread's context class loader: set it
+     * to the connector's while asking.
      */
     static Connector connector() throws ReflectiveOperationException {
-        URL[] urls = jars().stream().map(MariaDbDebezium::url).toArray(URL[]::new);
-        ClassLoader withoutDebezium = new ClassLoader(MariaDbDebezium.class.getClassLoader()) {
-            @Override
-            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-                if (name.startsWith("io.debezium.")) {
-                    throw new ClassNotFoundException(name);
-                }
-                return super.loadClass(name, resolve);
-            }
+        return (Connector) Isolated.LOADER.loadClass(CONNECTOR).getDeclaredConstructor().newInstance();
+    }
 
-            @Override
-            public URL getResource(String name) {
-                return name.startsWith("io/debezium/") || name.startsWith("META-INF/services/io.debezium.") ? null
-                        : super.getResource(name);
-            }
+    /** One loader for the test JVM, made on first use. */
+    private static final class Isolated {
+        static final ClassLoader LOADER = new URLClassLoader(jars().stream().map(MariaDbDebezium::url).toArray(URL[]::new),
+                new ClassLoader(MariaDbDebezium.class.getClassLoader()) {
+                    @Override
+                    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                        if (name.startsWith("io.debezium.")) {
+                            throw new ClassNotFoundException(name);
+                        }
+                        return super.loadClass(name, resolve);
+                    }
 
-            @Override
-            public Enumeration<URL> getResources(String name) throws IOException {
-                return name.startsWith("io/debezium/") || name.startsWith("META-INF/services/io.debezium.")
-                        ? Collections.emptyEnumeration() : super.getResources(name);
-            }
-        };
-        // lives as long as the test JVM: the connector's classes stay loaded for its checks
-        @SuppressWarnings("resource")
-        URLClassLoader loader = new URLClassLoader(urls, withoutDebezium);
-        return (Connector) loader.loadClass(CONNECTOR).getDeclaredConstructor().newInstance();
+                    @Override
+                    public URL getResource(String name) {
+                        return debezium(name) ? null : super.getResource(name);
+                    }
+
+                    @Override
+                    public Enumeration<URL> getResources(String name) throws IOException {
+                        return debezium(name) ? Collections.emptyEnumeration() : super.getResources(name);
+                    }
+
+                    private boolean debezium(String resource) {
+                        return resource.startsWith("io/debezium/") || resource.startsWith("META-INF/services/io.debezium.");
+                    }
+                });
     }
 
     private static URL url(Path jar) {
