@@ -58,7 +58,8 @@ public final class EngineProcess {
         URI url = URI.create(args[0].substring("jdbc:".length()));
         Map<String, String> where = new HashMap<>();
         where.put("database.hostname", url.getHost());
-        where.put("database.port", String.valueOf(url.getPort() >= 0 ? url.getPort() : db.kind() == Kind.POSTGRESQL ? 5432 : 3306));
+        int defaultPort = db.kind() == Kind.POSTGRESQL ? 5432 : 3306;
+        where.put("database.port", String.valueOf(url.getPort() >= 0 ? url.getPort() : defaultPort));
         if (db.kind() == Kind.POSTGRESQL) {
             where.put("database.dbname", url.getPath().substring(1));
         }

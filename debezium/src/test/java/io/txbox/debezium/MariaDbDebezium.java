@@ -18,10 +18,10 @@ import org.apache.kafka.connect.connector.Connector;
 /**
  * Debezium's MariaDB connector with the Debezium version it is built with ({@code
  * debezium.mariadb.version} in this module's pom): the newest this build's repository serves, and
- * one whose task fails on the newer core the rest of this module tests with. The build copies its jars to {@code target/mariadb-engine} and
- * writes the test class path without Debezium to {@code target/mariadb-engine-classpath.txt}
- * (see its pom); both are here for a JVM of its own ({@link ConnectorProcess}) or a class loader
- * of their own ({@link #connector()}).
+ * one whose task fails on the newer core the rest of this module tests with. The build copies
+ * its jars to {@code target/mariadb-engine} and writes the test class path without Debezium to
+ * {@code target/mariadb-engine-classpath.txt}; they are used here for a JVM of their own ({@link
+ * ConnectorProcess}) or a class loader of their own ({@link #connector()}).
  */
 final class MariaDbDebezium {
     static final String CONNECTOR = "io.debezium.connector.mariadb.MariaDbConnector";
