@@ -52,8 +52,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Change data capture with Debezium's embedded engine and {@link TxboxOutboxRouter}, on PostgreSQL
- * (pgoutput, a publication for inserts only) and on MariaDB where the engine can read it (see {@link #engineDatabases}), publishing to a real
- * Kafka broker, checked against txbox's polling relay and a {@link KafkaInboxConsumer} downstream.
+ * (pgoutput, a publication for inserts only) and on MariaDB (the binlog, through Debezium's MariaDB
+ * connector; see {@link #engineDatabases}), publishing to a real Kafka broker, checked against
+ * txbox's polling relay and a {@link KafkaInboxConsumer} downstream.
  */
 class CdcIT {
     @RegisterExtension
@@ -91,6 +92,7 @@ class CdcIT {
         if (producer != null) {
             producer.close();
         }
+        EmbeddedConnector.deleteOffsets(OFFSETS);
         TestDatabase pg = DBS.postgres();
         for (String slot : SLOTS) {
             EmbeddedConnector.dropSlot(pg, slot);
@@ -106,21 +108,23 @@ class CdcIT {
     }
 
     /**
-     * The databases the engine runs on here: PostgreSQL. Debezium 3.6's MySQL connector refuses
-     * MariaDB 10.5 and later (it takes the version for MySQL's and asks for {@code SHOW BINARY LOG
-     * STATUS}), and its MariaDB connector is not in this build's repository; MariaDB's side, the
-     * captured insert and delete in the binlog, is checked by {@link MariaDbBinlogIT}.
+     * Both databases: PostgreSQL through the engine in this JVM (Debezium 3.6), MariaDB through
+     * Debezium's MariaDB connector in a JVM of its own ({@link ConnectorProcess}, on the Debezium
+     * version of {@link MariaDbDebezium}).
      */
     static java.util.stream.Stream<TestDatabase> engineDatabases() {
-        return java.util.stream.Stream.of(DBS.postgres());
+        return DBS.all().stream();
     }
 
     static TxboxTables tables(TestDatabase db) {
         return TxboxTables.inSchema(db.schema());
     }
 
-    static EmbeddedConnector connector(TestDatabase db, String name) {
-        if (db.kind() == TestDatabase.Kind.POSTGRESQL && !SLOTS.contains(name)) {
+    static RunningConnector connector(TestDatabase db, String name) {
+        if (db.kind() != TestDatabase.Kind.POSTGRESQL) {
+            return ConnectorProcess.start(db, name, OFFSETS, KAFKA.bootstrapServers());
+        }
+        if (!SLOTS.contains(name)) {
             SLOTS.add(name);
         }
         return EmbeddedConnector.start(db, tables(db), name, OFFSETS, producer, Map.of());
@@ -241,7 +245,7 @@ class CdcIT {
         String captured = topic("captured");
         Outbox outbox = Outbox.builder().tables(tables(db)).changeDataCapture(Set.of(captured)).build();
         String name = EmbeddedConnector.newName("exact");
-        try (EmbeddedConnector connector = connector(db, name); Relay relay = relay(db, polled, captured)) {
+        try (RunningConnector connector = connector(db, name); Relay relay = relay(db, polled, captured)) {
             relay.start();
             try (Connection c = db.dataSource().getConnection()) {
                 c.setAutoCommit(false);
@@ -287,17 +291,17 @@ class CdcIT {
         int n = 300;
         String prefix = "crash-" + db.kind().name();
         IntFunction<OutboxMessage> message = i -> message(prefix + "-" + i, topic, "k" + (i % 7), i);
-        try (EmbeddedConnector first = connector(db, name); KafkaInboxConsumer downstream = effects(db, topic);
+        try (RunningConnector first = connector(db, name); KafkaInboxConsumer downstream = effects(db, topic);
                 Connection held = db.dataSource().getConnection()) {
             held.setAutoCommit(false);
             outbox.send(held, message(prefix + "-held", topic, "held-key", 0));
             first.crashAt(n / 3);
             sendEach(db, outbox, 0, n / 2, message);
             await().atMost(WAIT).until(first::stopped);
-            int publishedBeforeCrash = first.published.get();
+            int publishedBeforeCrash = first.published();
             first.close();
             held.commit();
-            try (EmbeddedConnector second = connector(db, name)) {
+            try (RunningConnector second = connector(db, name)) {
                 sendEach(db, outbox, n / 2, n, message);
                 KeyOrder order = new KeyOrder();
                 await().atMost(WAIT).until(() -> effectCounts(db, prefix, null).size() == n + 1);
@@ -305,7 +309,8 @@ class CdcIT {
                 assertThat(counts.values()).as("effects per step key").containsOnly(1);
                 assertThat(order.violations()).as("%s", order).isEmpty();
                 List<ConsumerRecord<byte[], byte[]>> records = read(topic, n + 1);
-                assertThat(publishedBeforeCrash + second.published.get())
+                second.close();
+                assertThat(publishedBeforeCrash + second.published())
                         .as("records published, the crashed batch's twice").isGreaterThan(n + 1);
                 assertThat(records.size()).as("records on the topic").isGreaterThan(n + 1);
             }
@@ -327,7 +332,7 @@ class CdcIT {
         IntFunction<OutboxMessage> message = i -> message(prefix + "-" + i, topic, "k" + (i % 5), i);
         int n = 300;
         try (KafkaInboxConsumer downstream = effects(db, topic); Relay relay = relay(db, topic);
-                EmbeddedConnector connector = connector(db, EmbeddedConnector.newName("switch"))) {
+                RunningConnector connector = connector(db, EmbeddedConnector.newName("switch"))) {
             relay.start();
             sendEach(db, polling, 0, n / 3, message);
             sendEach(db, capturing, n / 3, 2 * n / 3, message);
@@ -351,7 +356,7 @@ class CdcIT {
         String topic = topic("overtake");
         String prefix = "overtake-" + db.kind().name();
         IntFunction<OutboxMessage> message = i -> message(prefix + "-" + i, topic, "k", i);
-        try (EmbeddedConnector connector = connector(db, EmbeddedConnector.newName("overtake"))) {
+        try (RunningConnector connector = connector(db, EmbeddedConnector.newName("overtake"))) {
             sendEach(db, Outbox.builder().tables(tables(db)).build(), 0, 10, message);
             sendEach(db, Outbox.builder().tables(tables(db)).changeDataCapture(Set.of(topic)).build(), 10, 20, message);
             assertThat(read(topic, 10)).as("the captured sends, published while the polled rows wait").hasSize(10);
@@ -380,7 +385,7 @@ class CdcIT {
         IntFunction<OutboxMessage> message = i -> message(prefix + "-" + i, topic, "k" + (i % 5), i);
         int n = 200;
         sendEach(db, Outbox.builder().tables(tables(db)).build(), 0, n / 2, message);
-        try (EmbeddedConnector connector = connector(db, EmbeddedConnector.newName("drained")); Relay relay = relay(db, topic)) {
+        try (RunningConnector connector = connector(db, EmbeddedConnector.newName("drained")); Relay relay = relay(db, topic)) {
             relay.start();
             await().atMost(WAIT).until(() -> waiting(db, topic) == 0);
             sendEach(db, Outbox.builder().tables(tables(db)).changeDataCapture(Set.of(topic)).build(), n / 2, n, message);

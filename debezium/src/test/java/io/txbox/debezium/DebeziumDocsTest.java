@@ -35,8 +35,9 @@ import org.junit.jupiter.api.Test;
  * the configuration definition that reads it: the Debezium connector's own, Kafka Connect's
  * connector and worker configs, the embedded engine's (which Debezium Server runs), the
  * transform's, the Kafka producer's; a misspelled key fails. Each block names what it is
- * for in its first line ({@code # checked-as: connector postgres|mysql}, {@code worker}, {@code
- * server}).
+ * for in its first line ({@code # checked-as: connector postgres|mariadb}, {@code worker}, {@code
+ * server}). The MariaDB connector is checked in a class loader of its own, with the Debezium
+ * version it is built with ({@link MariaDbDebezium}), and its block against MySQL's connector too.
  */
 class DebeziumDocsTest {
     static final Path DOC = Path.of("..", "docs", "DEBEZIUM.md");
@@ -74,7 +75,7 @@ class DebeziumDocsTest {
 
     @Test
     void everyConfigurationBlock_isChecked() throws IOException {
-        assertThat(blocks()).extracting(Block::kind).containsExactly("connector postgres", "connector mysql", "worker",
+        assertThat(blocks()).extracting(Block::kind).containsExactly("connector postgres", "connector mariadb", "worker",
                 "connector postgres", "server", "server");
         long unchecked = Files.readString(DOC).lines().filter(l -> l.strip().equals("```properties")).count();
         assertThat(unchecked).as("properties blocks, each with a checked-as line").isEqualTo(blocks().size());
@@ -132,7 +133,22 @@ class DebeziumDocsTest {
     static void check(Block b) throws Exception {
         switch (b.kind()) {
             case "connector postgres" -> checkConnector(new PostgresConnector(), b.properties(), k -> false);
-            case "connector mysql" -> checkConnector(new MySqlConnector(), b.properties(), k -> false);
+            case "connector mariadb" -> {
+                assertThat(b.properties().get("connector.class")).isEqualTo(MariaDbDebezium.CONNECTOR);
+                Connector mariadb = MariaDbDebezium.connector();
+                Thread thread = Thread.currentThread();
+                ClassLoader before = thread.getContextClassLoader();
+                thread.setContextClassLoader(mariadb.getClass().getClassLoader());
+                try {
+                    checkConnector(mariadb, b.properties(), k -> false);
+                } finally {
+                    thread.setContextClassLoader(before);
+                }
+                // the page's "MySQL: the same keys with MySqlConnector"
+                Map<String, String> mysql = new LinkedHashMap<>(b.properties());
+                mysql.put("connector.class", MySqlConnector.class.getName());
+                checkConnector(new MySqlConnector(), mysql, k -> false);
+            }
             case "worker" -> assertThat(new DistributedConfig(b.properties()).values().keySet())
                     .as("keys of a distributed worker").containsAll(b.properties().keySet());
             case "server" -> checkServer(b.properties());

@@ -42,14 +42,15 @@ import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.storage.SimpleHeaderConverter;
 
 /**
- * Debezium's embedded engine in the test JVM, reading one test database's outbox through {@link
- * TxboxOutboxRouter} and publishing what it emits to Kafka the way a Kafka Connect worker does:
- * {@link ByteArrayConverter} for key and value, {@link SimpleHeaderConverter} for the headers, an
- * idempotent producer with {@code acks=all}, and a record's offset committed only after the broker
- * confirmed it. Its offsets live in a file, so a new instance of the same name resumes where the
- * last one committed; PostgreSQL's slot and publication stay until {@link #dropSlot}.
+ * Debezium's embedded engine in this JVM (the test JVM, or {@link EngineProcess}'s), reading one
+ * test database's outbox through {@link TxboxOutboxRouter} and publishing what it emits to Kafka
+ * the way a Kafka Connect worker does: {@link ByteArrayConverter} for key and value, {@link
+ * SimpleHeaderConverter} for the headers, an idempotent producer with {@code acks=all}, and a
+ * record's offset committed only after the broker confirmed it. Its offsets (and on MariaDB its
+ * schema history) live in files, so a new instance of the same name resumes where the last one
+ * committed; PostgreSQL's slot and publication stay until {@link #dropSlot}.
  */
-final class EmbeddedConnector implements AutoCloseable {
+final class EmbeddedConnector implements RunningConnector {
     static final String PROBE = "cdc-probe";
 
     final String name;
@@ -63,7 +64,7 @@ final class EmbeddedConnector implements AutoCloseable {
     private final AtomicBoolean probed = new AtomicBoolean();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     /** Records published so far; at {@link #crashAt} the handler publishes and then fails before committing. */
-    final AtomicInteger published = new AtomicInteger();
+    private final AtomicInteger published = new AtomicInteger();
     private volatile int crashAt = Integer.MAX_VALUE;
     private final Future<?> running;
 
@@ -129,7 +130,7 @@ final class EmbeddedConnector implements AutoCloseable {
             p.put("database.password", db.password());
             p.put("database.dbname", "test");
         } else {
-            p.put("connector.class", "io.debezium.connector.mysql.MySqlConnector");
+            p.put("connector.class", "io.debezium.connector.mariadb.MariaDbConnector");
             p.put("database.hostname", "127.0.0.1");
             p.put("database.port", "3306");
             p.put("database.user", db.user());
@@ -143,14 +144,28 @@ final class EmbeddedConnector implements AutoCloseable {
         return p;
     }
 
-    /** Makes the next batch fail once {@code n} records in all were published, before their offsets are committed. */
-    void crashAt(int n) {
+    @Override
+    public void crashAt(int n) {
         crashAt = n;
     }
 
-    /** Whether the engine stopped on its own (the crash, or an error). */
-    boolean stopped() {
+    @Override
+    public boolean stopped() {
         return running.isDone();
+    }
+
+    @Override
+    public int published() {
+        return published.get();
+    }
+
+    /** Blocks until the engine stopped: on its own, or closed by another thread. */
+    void awaitStopped() throws InterruptedException {
+        try {
+            running.get();
+        } catch (ExecutionException | java.util.concurrent.CancellationException e) {
+            // stopped all the same; the failure is kept in failure()
+        }
     }
 
     Throwable failure() {
@@ -280,6 +295,17 @@ final class EmbeddedConnector implements AutoCloseable {
     /** A fresh name for a connector: its slot, publication and topic prefix. */
     static String newName(String hint) {
         return "txbox_cdc_" + hint + "_" + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40), 36);
+    }
+
+    /** Deletes an {@link #offsetsDir()} with the offsets, schema histories and logs in it. */
+    static void deleteOffsets(Path dir) {
+        try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(f);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     static Path offsetsDir() {

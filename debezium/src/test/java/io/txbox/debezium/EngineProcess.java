@@ -2,8 +2,13 @@ package io.txbox.debezium;
 
 import io.txbox.TxboxTables;
 import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabase.Kind;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -16,20 +21,25 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * {@link EmbeddedConnector} as a process of its own, for the bench's {@code cdc-kafka} scenario:
- * {@code EngineProcess JDBC_URL USER PASSWORD SCHEMA BOOTSTRAP NAME}. It runs on this module's test
- * class path, where Kafka Connect and kafka-clients are the version Debezium is built against,
- * while the bench runs on the project's. It prints {@code READY} once the connector streams, and
- * on the end of its input stops the connector, drops its slot and publication, prints {@code
- * STOPPED} and exits. With {@code drop} in place of BOOTSTRAP it only drops slot and publication
- * {@code NAME}: the clean-up after a process that had to be killed.
+ * {@link EmbeddedConnector} as a process of its own: {@code EngineProcess JDBC_URL USER PASSWORD
+ * SCHEMA BOOTSTRAP NAME [OFFSETS_DIR]}, on PostgreSQL or MariaDB as the URL says. The bench's {@code
+ * cdc-kafka} scenario runs it on this module's test class path, where Kafka Connect and
+ * kafka-clients are the version Debezium is built against, while the bench runs on the project's;
+ * {@link ConnectorProcess} runs it on the MariaDB connector's own Debezium version. It prints {@code
+ * READY} once the connector streams. An input line {@code crash N} makes it fail after publishing
+ * {@code N} records ({@link EmbeddedConnector#crashAt}). When the engine stops, on its own or
+ * because the input ended, it prints {@code published N}, drops its slot and publication
+ * (PostgreSQL), prints {@code STOPPED} and exits. Offsets and schema history go to OFFSETS_DIR,
+ * so a process of the same name resumes there, or to a new temporary directory. With {@code drop}
+ * in place of BOOTSTRAP it only drops slot and publication {@code NAME}: the clean-up after a
+ * process that had to be killed.
  */
 public final class EngineProcess {
     private EngineProcess() {}
 
-    public static void main(String[] args) throws IOException {
-        if (args.length != 6) {
-            System.err.println("usage: EngineProcess JDBC_URL USER PASSWORD SCHEMA BOOTSTRAP NAME");
+    public static void main(String[] args) throws IOException, InterruptedException {
+        if (args.length != 6 && args.length != 7) {
+            System.err.println("usage: EngineProcess JDBC_URL USER PASSWORD SCHEMA BOOTSTRAP NAME [OFFSETS_DIR]");
             System.exit(64);
         }
         Database db = new Database(args[0], args[1], args[2], args[3]);
@@ -43,21 +53,32 @@ public final class EngineProcess {
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
         String name = args[5];
-        // the database the bench's URL names, not the tests' default one
+        Path offsets = args.length == 7 ? Path.of(args[6]) : EmbeddedConnector.offsetsDir();
+        // the server the URL names, not the tests' default one
         URI url = URI.create(args[0].substring("jdbc:".length()));
-        Map<String, String> where = Map.of("database.hostname", url.getHost(),
-                "database.port", String.valueOf(url.getPort() < 0 ? 5432 : url.getPort()),
-                "database.dbname", url.getPath().substring(1));
+        Map<String, String> where = new HashMap<>();
+        where.put("database.hostname", url.getHost());
+        int defaultPort = db.kind() == Kind.POSTGRESQL ? 5432 : 3306;
+        where.put("database.port", String.valueOf(url.getPort() >= 0 ? url.getPort() : defaultPort));
+        if (db.kind() == Kind.POSTGRESQL) {
+            where.put("database.dbname", url.getPath().substring(1));
+        }
+        // unused with file offsets, yet required by the Kafka Connect worker config Debezium 3.5 builds
+        where.put("bootstrap.servers", args[4]);
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(),
                 new ByteArraySerializer())) {
             try (EmbeddedConnector connector = EmbeddedConnector.start(db, TxboxTables.inSchema(db.schema()), name,
-                    EmbeddedConnector.offsetsDir(), producer, where)) {
+                    offsets, producer, where)) {
                 System.out.println("READY");
                 System.out.flush();
-                while (System.in.read() >= 0) {
-                    // runs until the bench closes our input (or ends)
+                Thread input = new Thread(() -> follow(connector), "engine-input");
+                input.setDaemon(true);
+                input.start();
+                connector.awaitStopped();
+                System.out.println("published " + connector.published());
+                if (connector.failure() != null) {
+                    System.out.println("failed: " + connector.failure());
                 }
-                System.out.println("published " + connector.published.get());
             } finally {
                 EmbeddedConnector.dropSlot(db, name);
             }
@@ -67,11 +88,27 @@ public final class EngineProcess {
         System.exit(0);
     }
 
-    /** The bench's PostgreSQL schema, as much of a {@link TestDatabase} as {@link EmbeddedConnector} uses. */
+    /** Applies the input's {@code crash N} lines; closes the connector when the input ends. */
+    private static void follow(EmbeddedConnector connector) {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                if (line.startsWith("crash ")) {
+                    connector.crashAt(Integer.parseInt(line.substring("crash ".length()).strip()));
+                    System.out.println("crash armed");
+                    System.out.flush();
+                }
+            }
+        } catch (IOException e) {
+            // a broken input is an ended one
+        }
+        connector.close();
+    }
+
+    /** The schema the URL names, as much of a {@link TestDatabase} as {@link EmbeddedConnector} uses. */
     private record Database(String jdbcUrl, String user, String password, String schema) implements TestDatabase {
         @Override
         public Kind kind() {
-            return Kind.POSTGRESQL;
+            return jdbcUrl.startsWith("jdbc:postgresql:") ? Kind.POSTGRESQL : Kind.MARIADB;
         }
 
         @Override
@@ -79,7 +116,11 @@ public final class EngineProcess {
             Properties p = new Properties();
             p.put("user", user);
             p.put("password", password);
-            p.put("currentSchema", schema);
+            if (kind() == Kind.POSTGRESQL) {
+                p.put("currentSchema", schema);
+            } else {
+                p.put("permitMysqlScheme", "true");
+            }
             try {
                 return DriverManager.getConnection(jdbcUrl, p);
             } catch (SQLException e) {
@@ -89,7 +130,7 @@ public final class EngineProcess {
 
         @Override
         public String qualified(String schema, String table) {
-            return '"' + schema + "\".\"" + table + '"';
+            return kind() == Kind.POSTGRESQL ? '"' + schema + "\".\"" + table + '"' : '`' + schema + "`.`" + table + '`';
         }
 
         @Override
