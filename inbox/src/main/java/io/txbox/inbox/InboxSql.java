@@ -207,8 +207,7 @@ final class InboxSql {
                 .where(byKey).and(T.STATUS.eq(dead)),
                 "consumer", "key");
 
-        Condition ofConsumer = T.CONSUMER.eq(p("consumer"))
-                .or(DSL.left(T.CONSUMER, DSL.param("prefixLength", SQLDataType.INTEGER)).eq(p("prefix")));
+        Condition ofConsumer = ofConsumer(T.CONSUMER);
         listDead = stmt(ctx.select(T.CONSUMER, T.MESSAGE_KEY, T.ATTEMPTS, T.LAST_ERROR, T.RECEIVED_AT)
                 .from(T)
                 .where(T.STATUS.eq(dead)).and(ofConsumer)
@@ -254,6 +253,15 @@ final class InboxSql {
                 .set(T.COMPLETED_AT, now)
                 .set(T.LEASE_UNTIL, DSL.castNull(SQLDataType.TIMESTAMPWITHTIMEZONE))
                 .where(mayRunAgain);
+    }
+
+    /**
+     * The entries of the consumer bound as {@code consumer} or, for a call across tenants, of
+     * every consumer whose first {@code prefixLength} characters are {@code prefix}.
+     */
+    static Condition ofConsumer(Field<String> consumer) {
+        return consumer.eq(p("consumer"))
+                .or(DSL.left(consumer, DSL.param("prefixLength", SQLDataType.INTEGER)).eq(p("prefix")));
     }
 
     static Param<String> p(String name) {

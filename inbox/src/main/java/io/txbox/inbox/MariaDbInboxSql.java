@@ -1,6 +1,7 @@
 package io.txbox.inbox;
 
 import static io.txbox.inbox.InboxSql.bytes;
+import static io.txbox.inbox.InboxSql.ofConsumer;
 import static io.txbox.inbox.InboxSql.p;
 import static io.txbox.inbox.InboxSql.stmt;
 import static io.txbox.inbox.InboxStore.COMPLETED;
@@ -215,8 +216,7 @@ final class MariaDbInboxSql {
                 .where(byKey).and(T.STATUS.eq(dead)),
                 "consumer", "key");
 
-        Condition ofConsumer = T.CONSUMER.eq(p("consumer"))
-                .or(DSL.left(T.CONSUMER, DSL.param("prefixLength", SQLDataType.INTEGER)).eq(p("prefix")));
+        Condition ofConsumer = ofConsumer(T.CONSUMER);
         listDead = stmt(ctx.select(T.CONSUMER, T.MESSAGE_KEY, T.ATTEMPTS, T.LAST_ERROR, epochMicros(T.RECEIVED_AT))
                 .from(T)
                 .where(T.STATUS.eq(dead)).and(ofConsumer)
