@@ -76,6 +76,8 @@ class BenchSmokeIT {
     void relayFootprint_samplesTheStandaloneProcess() throws Exception {
         JsonNode bench = run("relay-footprint", "--rows", "2000", "--idle-seconds", "0", "--kafka", kafka);
         assertThat(bench.at("/figures/ready_ms").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ready_cpu_ms").asDouble()).isPositive();
+        assertThat(bench.at("/figures/drain_cpu_ms_per_1k_msgs").asDouble()).isPositive();
         assertThat(bench.at("/figures/idle_rss_mb").asDouble()).isPositive();
         assertThat(bench.at("/figures/drain_rss_max_mb").asDouble()).isPositive();
         assertThat(bench.at("/figures/drain_heap_after_gc_mb").asDouble()).isPositive();

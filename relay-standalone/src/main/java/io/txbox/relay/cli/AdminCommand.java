@@ -25,8 +25,6 @@ import picocli.CommandLine.Spec;
 
 /** Base of the commands that work on the txbox tables: config, a small pool, text or JSON output. */
 abstract class AdminCommand implements Callable<Integer> {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     @Mixin
     ConfigOptions configOptions;
 
@@ -85,7 +83,7 @@ abstract class AdminCommand implements Callable<Integer> {
     /** Prints {@code value} as JSON, secrets masked. */
     final void printJson(Object value) {
         try {
-            out().println(Redaction.scrub(JSON.writeValueAsString(value)));
+            out().println(Redaction.scrub(Json.MAPPER.writeValueAsString(value)));
         } catch (JsonProcessingException e) {
             throw new TxboxException("cannot render JSON: " + e.getMessage(), e);
         }
@@ -110,5 +108,10 @@ abstract class AdminCommand implements Callable<Integer> {
     /** Prints a line of text, secrets masked. */
     final void print(String line) {
         out().println(Redaction.scrub(line));
+    }
+
+    /** Jackson is loaded only by a command that prints JSON: picocli builds every command at start, run too. */
+    private static final class Json {
+        static final ObjectMapper MAPPER = new ObjectMapper();
     }
 }

@@ -1,6 +1,5 @@
 package io.txbox.relay.standalone;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.txbox.TxboxException;
@@ -30,7 +29,6 @@ import org.slf4j.LoggerFactory;
  */
 final class HttpEndpoints implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpEndpoints.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * Outcome of the readiness checks.
@@ -123,14 +121,14 @@ final class HttpEndpoints implements AutoCloseable {
         }
     }
 
-    private Response live() throws IOException {
+    private Response live() {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("status", stopping ? "STOPPING" : "UP");
         body.put("relayId", relayId);
         return json(stopping ? 503 : 200, body);
     }
 
-    private Response ready(Supplier<Readiness> readiness) throws IOException {
+    private Response ready(Supplier<Readiness> readiness) {
         Map<String, Object> body = new LinkedHashMap<>();
         if (stopping) {
             body.put("status", "STOPPING");
@@ -146,11 +144,47 @@ final class HttpEndpoints implements AutoCloseable {
         return json(r.up() ? 200 : 503, body);
     }
 
-    private static Response notFound() throws IOException {
+    private static Response notFound() {
         return json(404, Map.of("error", "not found; try /health, /health/live, /health/ready or /metrics"));
     }
 
-    private static Response json(int status, Map<String, ?> body) throws IOException {
-        return new Response(status, "application/json", JSON.writeValueAsString(body));
+    private static Response json(int status, Map<String, ?> body) {
+        return new Response(status, "application/json", object(body, new StringBuilder()).toString());
+    }
+
+    /**
+     * {@code body} as a JSON object. Its values are strings or maps of them, so a few lines do
+     * what Jackson would, without loading Jackson on the way to the first readiness answer.
+     */
+    private static StringBuilder object(Map<String, ?> body, StringBuilder json) {
+        json.append('{');
+        String comma = "";
+        for (Map.Entry<String, ?> e : body.entrySet()) {
+            string(e.getKey(), json.append(comma)).append(':');
+            if (e.getValue() instanceof Map<?, ?> nested) {
+                @SuppressWarnings("unchecked")
+                Map<String, ?> inner = (Map<String, ?>) nested;
+                object(inner, json);
+            } else {
+                string(String.valueOf(e.getValue()), json);
+            }
+            comma = ",";
+        }
+        return json.append('}');
+    }
+
+    private static StringBuilder string(String s, StringBuilder json) {
+        json.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '"' || c == '\\') {
+                json.append('\\').append(c);
+            } else if (c < 0x20) {
+                json.append(String.format("\\u%04x", (int) c));
+            } else {
+                json.append(c);
+            }
+        }
+        return json.append('"');
     }
 }

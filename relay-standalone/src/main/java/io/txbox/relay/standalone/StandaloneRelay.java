@@ -14,11 +14,14 @@ import io.txbox.relay.Relay;
 import io.txbox.relay.RelayOption;
 import io.txbox.relay.RelayStatus;
 import io.txbox.relay.Route;
+import io.txbox.relay.internal.SchemaCheck;
 import io.txbox.relay.kafka.KafkaPublisher;
 import io.txbox.relay.micrometer.RelayMetrics;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.relay.standalone.RelayConfig.Broker;
 import io.txbox.relay.standalone.RelayConfig.Destination;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -147,14 +150,15 @@ public final class StandaloneRelay implements AutoCloseable {
     }
 
     private void startParts() {
+        HikariDataSource pool = Pools.open(config, "txbox-relay", config.poolSize(), registry);
+        closeables.push(pool);
+        Thread statements = renderStatements(pool);
+
         new JvmMemoryMetrics().bindTo(registry);
         new JvmGcMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
-
-        HikariDataSource pool = Pools.open(config, "txbox-relay", config.poolSize(), registry);
-        closeables.push(pool);
 
         String relayId = config.relay(RelayOption.RELAY_ID);
         String processId = relayId != null ? relayId : "txbox-relay";
@@ -197,10 +201,39 @@ public final class StandaloneRelay implements AutoCloseable {
         http = new HttpEndpoints(config.httpHost(), config.httpPort(), r.id(), this::readiness, registry::scrape);
         closeables.push(http);
 
+        awaitQuietly(statements);
         r.start();
         log.info("{} - started: HTTP port {}, {} worker(s), batch size {}, destinations {}, database {}",
                 r.id(), http.port(), config.relay(RelayOption.WORKERS), config.relay(RelayOption.BATCH_SIZE), config.destinations().values(),
                 Redaction.url(config.jdbcUrl()));
+    }
+
+    /**
+     * Renders the relay's statements for this database (jOOQ: the longest step of the start) on a
+     * thread of its own, while the publishers, metrics and HTTP start on this one, so that {@link
+     * Relay#start} finds jOOQ loaded. It looks at the tables the same way the relay does, and
+     * only warms: the relay's own start and readiness still decide (a missing schema is reported
+     * by readiness, as before), and a failure here is only logged at debug.
+     */
+    private Thread renderStatements(HikariDataSource pool) {
+        Thread t = new Thread(() -> {
+            try (Connection c = pool.getConnection()) {
+                SchemaCheck.problem(c, config.tables());
+            } catch (SQLException | RuntimeException e) {
+                log.debug("rendering the relay's statements ahead of its start failed: {}", Redaction.scrub(e.toString()));
+            }
+        }, "txbox-relay-start");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private static void awaitQuietly(Thread t) {
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private HttpEndpoints.Readiness readiness() {

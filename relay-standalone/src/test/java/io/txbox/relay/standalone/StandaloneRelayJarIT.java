@@ -49,8 +49,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The executable jar as an operator runs it: a separate process with a config file, publishing
- * to a real Kafka broker and RabbitMQ, scraped over HTTP, stopped with SIGTERM.
+ * The executable jar as an operator runs it, through the launcher beside it ({@code
+ * target/txbox-relay}, its JVM defaults and class-data archive): a separate process with a config
+ * file, publishing to a real Kafka broker and RabbitMQ, scraped over HTTP, stopped with SIGTERM.
  */
 class StandaloneRelayJarIT {
     @RegisterExtension
@@ -61,6 +62,7 @@ class StandaloneRelayJarIT {
     static final TestDatabases DBS = TestDatabases.perClass();
 
     static final Path JAR = Path.of("target", "txbox-relay.jar");
+    static final Path LAUNCHER = Path.of("target", "txbox-relay");
     static final String DB_SECRET = "jar-db-secret-7731";
     static final String TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     static final Pattern PORT = Pattern.compile("HTTP port (\\d+)");
@@ -80,6 +82,11 @@ class StandaloneRelayJarIT {
     @BeforeAll
     static void setUp() throws Exception {
         assertThat(JAR).as("built in the package phase").exists();
+        assertThat(LAUNCHER).as("copied beside the jar in the package phase").isExecutable();
+        // the launcher's one-off class-data archive, written here so no test's start waits for it
+        Child prepare = jar("--version");
+        assertThat(prepare.process().waitFor(180, TimeUnit.SECONDS)).isTrue();
+        assertThat(prepare.process().exitValue()).as(prepare.stderr()).isZero();
         tables = TxboxTables.inSchema(TxboxSchema.migrated(PG).name());
         topic = KafkaBroker.shared().uniqueTopic("jar-orders");
         KafkaBroker.shared().createTopic(topic, 1);
@@ -133,9 +140,13 @@ class StandaloneRelayJarIT {
         }
     }
 
+    /** The launcher with its defaults, on this JVM's java, the class-data archive in {@code archive}. */
     static Child jar(String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:TieredStopAtLevel=1", "-jar", JAR.toString()));
+        return launch(dir.resolve("txbox-relay.jsa"), args);
+    }
+
+    static Child launch(Path archive, String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(LAUNCHER.toString()));
         command.addAll(List.of(args));
         String id = UUID.randomUUID().toString().substring(0, 8);
         Path out = dir.resolve(id + ".out");
@@ -143,7 +154,34 @@ class StandaloneRelayJarIT {
         ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
         // the config file is the whole truth here: no TXBOX_* from the build's environment
         pb.environment().keySet().removeIf(k -> k.startsWith("TXBOX_"));
+        pb.environment().put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        pb.environment().put("TXBOX_CDS_ARCHIVE", archive.toString());
         return new Child(pb.start(), out, err);
+    }
+
+    @Test
+    void launcher_firstLaunchWritesTheClassDataArchive_laterLaunchesUseIt() throws Exception {
+        Path archive = dir.resolve("first-launch.jsa");
+        Child first = launch(archive, "--version");
+        assertThat(first.process().waitFor(180, TimeUnit.SECONDS)).isTrue();
+        assertThat(first.process().exitValue()).as(first.stderr()).isZero();
+        assertThat(first.stdout()).startsWith("txbox-relay ");
+        assertThat(first.stderr()).contains("writing the class-data archive " + archive);
+        assertThat(archive).isNotEmptyFile();
+
+        // the archive is mapped, not loaded again: -Xshare:on would refuse to start without it
+        Child second = launch(archive, "--version");
+        assertThat(second.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(second.process().exitValue()).as(second.stderr()).isZero();
+        assertThat(second.stdout()).startsWith("txbox-relay ");
+        assertThat(second.stderr()).doesNotContain("class-data archive");
+        ProcessBuilder strict = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xshare:on", "-XX:SharedArchiveFile=" + archive, "-jar", LAUNCHER.toAbsolutePath().getParent()
+                        .resolve("txbox-relay.jar").toString(), "--version").redirectErrorStream(true);
+        Process p = strict.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
     }
 
     static HttpResponse<String> get(int port, String path) throws Exception {
