@@ -12,7 +12,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -21,9 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * {@code consumer-kafka --poison F}: the same backlog drained twice in one run by
@@ -182,12 +179,7 @@ final class ConsumerPoison {
 
     private void fill(String topic) {
         byte[] payload = Scenario.payload(payloadBytes);
-        Map<String, Object> config = new HashMap<>();
-        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.kafkaBootstrap());
-        config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-        config.put(ProducerConfig.ACKS_CONFIG, "all");
-        try (KafkaProducer<byte[], byte[]> producer =
-                new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> producer = KafkaAdmin.fillProducer(env.kafkaBootstrap())) {
             for (int i = 0; i < messages; i++) {
                 ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic,
                         ("k-" + (i % keys)).getBytes(StandardCharsets.UTF_8), payload);

@@ -33,10 +33,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * {@code consumer-kafka} and {@code consumer-rabbitmq}: drain a backlog of {@code --messages}
@@ -234,12 +232,7 @@ final class ConsumerThroughput extends Scenario {
         if (broker == Broker.KAFKA) {
             String topic = env.schema + "-" + name;
             env.createTopic(topic, partitions);
-            Map<String, Object> config = new HashMap<>();
-            config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.kafkaBootstrap());
-            config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-            config.put(ProducerConfig.ACKS_CONFIG, "all");
-            try (KafkaProducer<byte[], byte[]> producer =
-                    new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer())) {
+            try (KafkaProducer<byte[], byte[]> producer = KafkaAdmin.fillProducer(env.kafkaBootstrap())) {
                 for (int i = 0; i < n; i++) {
                     ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, key(i), payload);
                     r.headers().add("idempotency-key", key(i));

@@ -19,11 +19,14 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /** Topic creation and reading a topic back to check that nothing was lost. */
 final class KafkaAdmin {
@@ -115,6 +118,13 @@ final class KafkaAdmin {
             Thread.currentThread().interrupt();
         }
         return false;
+    }
+
+    /** A producer that fills a topic for the consumers to read: acks from all replicas, 5 ms linger. */
+    static KafkaProducer<byte[], byte[]> fillProducer(String bootstrap) {
+        Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ProducerConfig.LINGER_MS_CONFIG, 5, ProducerConfig.ACKS_CONFIG, "all");
+        return new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
     static Properties consumerProps(String bootstrap, String groupId) {
