@@ -112,6 +112,7 @@ final class EmbeddedConnector implements RunningConnector {
         p.put("offset.storage", "org.apache.kafka.connect.storage.FileOffsetBackingStore");
         p.put("offset.storage.file.filename", offsets.resolve(name + ".offsets").toString());
         p.put("offset.flush.interval.ms", "100");
+        p.put("poll.interval.ms", "10"); // the default 500 ms wait for more events would be most of the latency
         p.put("topic.prefix", name);
         p.put("snapshot.mode", "no_data");
         p.put("tombstones.on.delete", "false");
