@@ -3,6 +3,7 @@ package io.txbox.dynamodb;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.txbox.InvalidInputException;
 import io.txbox.RetryableException;
@@ -204,17 +205,13 @@ class DynamoAtomicIT {
             for (int t = 0; t < threads; t++) {
                 Callable<Outcome> delivery = () -> {
                     start.await();
-                    while (true) { // a consumer redelivers IN_FLIGHT later
-                        Outcome o = store.process(msg("storm-1", "p"), (m, writes) -> {
-                            runs.incrementAndGet();
-                            writes.add(credit("storm-acct", 1));
-                            return "done".getBytes(UTF_8);
-                        });
-                        if (o.isFinal()) {
-                            return o;
-                        }
-                        Thread.onSpinWait();
-                    }
+                    // a consumer redelivers IN_FLIGHT later: until this delivery's outcome is final
+                    return await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(5))
+                            .until(() -> store.process(msg("storm-1", "p"), (m, writes) -> {
+                                runs.incrementAndGet();
+                                writes.add(credit("storm-acct", 1));
+                                return "done".getBytes(UTF_8);
+                            }), Outcome::isFinal);
                 };
                 futures.add(pool.submit(delivery));
             }
