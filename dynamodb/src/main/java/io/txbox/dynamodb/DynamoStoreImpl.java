@@ -105,12 +105,11 @@ final class DynamoStoreImpl extends KeyValueStore<String> implements DynamoStore
             if (created != null) {
                 return created;
             }
-            GetItemResponse read = calls.run("claim", key,
-                    () -> client.getItem(r -> r.tableName(table).key(Map.of(PK, s(pk))).consistentRead(true)));
-            if (!read.hasItem() || read.item().isEmpty()) {
+            Map<String, AttributeValue> item = read("claim", key, pk);
+            if (item == null) {
                 continue; // expired or deleted between the two calls: create it again
             }
-            Claimed claim = decide(read.item(), pk, key, tenant, fp, now);
+            Claimed claim = decide(item, pk, key, tenant, fp, now);
             if (claim != null) {
                 return claim;
             }
@@ -344,8 +343,12 @@ final class DynamoStoreImpl extends KeyValueStore<String> implements DynamoStore
 
     /** The entry of {@code claim} as it is now (a strongly consistent read), or null if there is none. */
     @Nullable Map<String, AttributeValue> stored(Claim claim) {
-        String pk = entry(claim.key(), claim.tenant());
-        GetItemResponse read = calls.run("read", claim.key(),
+        return read("read", claim.key(), entry(claim.key(), claim.tenant()));
+    }
+
+    /** The item {@code pk}, read strongly consistent, or null if there is none. */
+    private @Nullable Map<String, AttributeValue> read(String action, String key, String pk) {
+        GetItemResponse read = calls.run(action, key,
                 () -> client.getItem(r -> r.tableName(table).key(Map.of(PK, s(pk))).consistentRead(true)));
         return read.hasItem() && !read.item().isEmpty() ? read.item() : null;
     }
