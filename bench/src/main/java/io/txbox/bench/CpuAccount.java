@@ -65,15 +65,35 @@ final class CpuAccount {
      * it runs elsewhere or cannot be seen.
      */
     static List<ProcessHandle> localRabbit() {
+        return local(line -> line.contains("beam") && line.contains(" rabbit "));
+    }
+
+    /**
+     * The MariaDB server on this machine ({@code mariadbd} or {@code mysqld}), whose sessions are
+     * its threads, or none when it runs elsewhere or cannot be seen.
+     */
+    static List<Long> localMariaDb() {
+        return local(line -> {
+            String program = Path.of(line.split(" ", 2)[0]).getFileName().toString();
+            return program.equals("mariadbd") || program.equals("mysqld");
+        }).stream().map(ProcessHandle::pid).toList();
+    }
+
+    private static List<ProcessHandle> local(java.util.function.Predicate<String> commandLine) {
         return ProcessHandle.allProcesses().filter(p -> {
             try {
                 // the whole command line (ProcessHandle.Info may leave a long one out)
                 String line = Files.readString(Path.of("/proc", Long.toString(p.pid()), "cmdline")).replace('\0', ' ');
-                return line.contains("beam") && line.contains(" rabbit ");
+                return !line.isBlank() && commandLine.test(line);
             } catch (IOException | RuntimeException e) {
                 return false; // off Linux, or the process ended
             }
         }).toList();
+    }
+
+    /** CPU seconds these processes used since they started (0 for one that ended). */
+    static double lifetimeSeconds(List<Long> pids) {
+        return pids.stream().mapToDouble(pid -> ProcessHandle.of(pid).map(CpuAccount::seconds).orElse(0.0)).sum();
     }
 
     /**

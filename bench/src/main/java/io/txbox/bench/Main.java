@@ -53,8 +53,8 @@ public final class Main {
                 "drain a Kafka backlog with 1 % of the keys failing every time against the same backlog without poison:"
                         + " healthy_ratio, first_healthy_delay_ms, order_violations"));
         SCENARIOS.put("cdc-kafka", new Entry(CdcThroughput::new,
-                "the same writers through the polling relay and through Debezium (CDC mode), end to end to a consumer:"
-                        + " cdc_to_poll, lost, duplicates, order violations"));
+                "the polling relay against Debezium (CDC mode) on the same backlog and at the same steady rate:"
+                        + " cdc_to_poll, db_cpu_ratio, end-to-end p50/p99, lost, duplicates, order violations"));
         SCENARIOS.put("scale-out", new Entry(ScaleOut::new,
                 "1, 2, 4 relay processes (JVMs) on one outbox: ratio_4_to_1, order violations, hand-over after SIGKILL"));
     }

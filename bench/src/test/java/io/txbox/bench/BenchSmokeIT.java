@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Every scenario runs end to end with tiny parameters, against the real PostgreSQL, RabbitMQ
@@ -230,12 +232,18 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/runs/1/outboxReads/deleted").asLong()).isGreaterThanOrEqualTo(4000);
     }
 
-    @Test
-    void cdcKafka_bothPathsDeliverEveryMessageInKeyOrder() throws Exception {
-        JsonNode bench = run("cdc-kafka", "--rows", "2000", "--warmup-rows", "0", "--rounds", "1", "--kafka", kafka);
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void cdcKafka_bothPathsDeliverEveryMessageInKeyOrder_atASteadyRateAndFromABacklog(String db) throws Exception {
+        JsonNode bench = run("cdc-kafka", "--db", db, "--rows", "2000", "--rate", "500", "--steady-rows", "500",
+                "--warmup-rows", "0", "--rounds", "1", "--kafka", kafka);
         assertThat(bench.at("/figures/cdc_msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/poll_msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/cdc_to_poll").asDouble()).isPositive();
+        assertThat(bench.at("/figures/backlog_db_cpu_ratio").isNumber()).isTrue();
+        assertThat(bench.at("/figures/db_cpu_ratio").isNumber()).isTrue();
+        assertThat(bench.at("/figures/cdc_p99_ms").asDouble()).isPositive();
+        assertThat(bench.at("/figures/poll_p99_ms").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
         assertThat(bench.at("/figures/order_violations").asLong()).isZero();
         assertThat(bench.at("/figures/outbox_left").asLong()).isZero();

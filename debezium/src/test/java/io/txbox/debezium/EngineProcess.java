@@ -15,6 +15,8 @@ import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -27,7 +29,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * kafka-clients are the version Debezium is built against, while the bench runs on the project's;
  * {@link ConnectorProcess} runs it on the MariaDB connector's own Debezium version. It prints {@code
  * READY} once the connector streams. An input line {@code crash N} makes it fail after publishing
- * {@code N} records ({@link EmbeddedConnector#crashAt}). When the engine stops, on its own or
+ * {@code N} records ({@link EmbeddedConnector#crashAt}). A line {@code pause} stops the connector
+ * and prints {@code PAUSED} (its slot and offsets stay); {@code resume} starts it again in this
+ * JVM and prints {@code READY} once it streams. When the engine stops, on its own or
  * because the input ended, it prints {@code published N}, drops its slot and publication
  * (PostgreSQL), prints {@code STOPPED} and exits. Offsets and schema history go to OFFSETS_DIR,
  * so a process of the same name resumes there, or to a new temporary directory. With {@code drop}
@@ -35,6 +39,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * process that had to be killed.
  */
 public final class EngineProcess {
+    /** The running connector, for the input's commands. */
+    private static volatile EmbeddedConnector current;
+    /** Set by {@code pause} before it closes the connector: the main thread then waits for {@link #resumes}. */
+    private static volatile boolean pausing;
+    /** After a pause: true for {@code resume}, false when the input ended. */
+    private static final BlockingQueue<Boolean> resumes = new LinkedBlockingQueue<>();
+
     private EngineProcess() {}
 
     public static void main(String[] args) throws IOException, InterruptedException {
@@ -67,17 +78,27 @@ public final class EngineProcess {
         where.put("bootstrap.servers", args[4]);
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(),
                 new ByteArraySerializer())) {
-            try (EmbeddedConnector connector = EmbeddedConnector.start(db, TxboxTables.inSchema(db.schema()), name,
-                    offsets, producer, where)) {
-                System.out.println("READY");
-                System.out.flush();
-                Thread input = new Thread(() -> follow(connector), "engine-input");
+            try {
+                EmbeddedConnector connector = start(db, name, offsets, producer, where);
+                Thread input = new Thread(EngineProcess::follow, "engine-input");
                 input.setDaemon(true);
                 input.start();
-                connector.awaitStopped();
-                System.out.println("published " + connector.published());
-                if (connector.failure() != null) {
-                    System.out.println("failed: " + connector.failure());
+                while (true) {
+                    connector.awaitStopped();
+                    System.out.println("published " + connector.published());
+                    if (connector.failure() != null) {
+                        System.out.println("failed: " + connector.failure());
+                    }
+                    if (!pausing) {
+                        break; // stopped on its own, or the input ended
+                    }
+                    pausing = false;
+                    System.out.println("PAUSED");
+                    System.out.flush();
+                    if (!resumes.take()) {
+                        break;
+                    }
+                    connector = start(db, name, offsets, producer, where);
                 }
             } finally {
                 EmbeddedConnector.dropSlot(db, name);
@@ -88,20 +109,39 @@ public final class EngineProcess {
         System.exit(0);
     }
 
-    /** Applies the input's {@code crash N} lines; closes the connector when the input ends. */
-    private static void follow(EmbeddedConnector connector) {
+    private static EmbeddedConnector start(Database db, String name, Path offsets, KafkaProducer<byte[], byte[]> producer,
+            Map<String, String> where) {
+        EmbeddedConnector c = EmbeddedConnector.start(db, TxboxTables.inSchema(db.schema()), name, offsets, producer, where);
+        current = c;
+        System.out.println("READY");
+        System.out.flush();
+        return c;
+    }
+
+    /**
+     * Applies the input's lines: {@code crash N}; {@code pause}, which stops the connector and keeps
+     * its slot and offsets; {@code resume}, which starts it again in this JVM, where its code is
+     * already compiled. Closes the connector when the input ends.
+     */
+    private static void follow() {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 if (line.startsWith("crash ")) {
-                    connector.crashAt(Integer.parseInt(line.substring("crash ".length()).strip()));
+                    current.crashAt(Integer.parseInt(line.substring("crash ".length()).strip()));
                     System.out.println("crash armed");
                     System.out.flush();
+                } else if (line.strip().equals("pause")) {
+                    pausing = true;
+                    current.close();
+                } else if (line.strip().equals("resume")) {
+                    resumes.add(true);
                 }
             }
         } catch (IOException e) {
             // a broken input is an ended one
         }
-        connector.close();
+        resumes.add(false);
+        current.close();
     }
 
     /** The schema the URL names, as much of a {@link TestDatabase} as {@link EmbeddedConnector} uses. */
