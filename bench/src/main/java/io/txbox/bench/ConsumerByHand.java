@@ -193,6 +193,9 @@ final class ConsumerByHand {
             });
         }
         MessageDigest sha = sha256(); // deliveries of one channel arrive one at a time
+        // held by a delivery run on the client's thread, so closing waits for its ack
+        Object busy = new Object();
+        boolean[] closed = {false};
         ch.basicConsume(queue, false, new DefaultConsumer(ch) {
             @Override
             public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties props, byte[] body)
@@ -202,11 +205,18 @@ final class ConsumerByHand {
                     waiting.add(new Delivered(envelope.getDeliveryTag(), m));
                     return;
                 }
-                run(List.of(m), sha);
-                ch.basicAck(envelope.getDeliveryTag(), false);
+                synchronized (busy) {
+                    if (!closed[0]) {
+                        run(List.of(m), sha);
+                        ch.basicAck(envelope.getDeliveryTag(), false);
+                    }
+                }
             }
         });
         return () -> {
+            synchronized (busy) {
+                closed[0] = true;
+            }
             worker.close();
             connection.close();
         };
