@@ -204,25 +204,19 @@ final class InboxOverhead extends Scenario {
 
     /** txbox's outbox insert, bound as txbox binds it on each database. */
     private void sendByHand(Connection c, String key) throws SQLException {
+        // after the head: headers (names, values), content type, trace parent, trace state, due time; then the delay
+        int[] nulls = env.mariadb
+                ? new int[] {Types.VARCHAR, Types.VARCHAR, Types.VARCHAR, Types.VARCHAR, Types.VARCHAR, Types.DECIMAL}
+                : new int[] {Types.ARRAY, Types.ARRAY, Types.VARCHAR, Types.VARCHAR, Types.VARCHAR,
+                        Types.TIMESTAMP_WITH_TIMEZONE};
         try (PreparedStatement ps = c.prepareStatement(outboxSql)) {
             bindOutboxHead(ps, key);
-            if (env.mariadb) {
-                ps.setNull(7, Types.VARCHAR);
-                ps.setNull(8, Types.VARCHAR);
-                ps.setNull(9, Types.VARCHAR);
-                ps.setNull(10, Types.VARCHAR);
-                ps.setNull(11, Types.VARCHAR);
-                ps.setNull(12, Types.DECIMAL);
-                ps.setLong(13, 0);
-            } else {
-                ps.setNull(7, Types.ARRAY);
-                ps.setNull(8, Types.ARRAY);
-                ps.setNull(9, Types.VARCHAR);
-                ps.setNull(10, Types.VARCHAR);
-                ps.setNull(11, Types.VARCHAR);
-                ps.setNull(12, Types.TIMESTAMP_WITH_TIMEZONE);
-                ps.setLong(13, 0); // delay, bound twice by the insert
-                ps.setLong(14, 0);
+            for (int i = 0; i < nulls.length; i++) {
+                ps.setNull(7 + i, nulls[i]);
+            }
+            ps.setLong(13, 0);
+            if (!env.mariadb) {
+                ps.setLong(14, 0); // PostgreSQL's insert binds the delay twice
             }
             ps.executeUpdate();
         }
