@@ -77,6 +77,10 @@ final class ConsumerThroughput extends Scenario {
     private InboxReplay replay;
     private int rounds;
     private int passes;
+    /** The RabbitMQ broker's processes when it runs here (the Kafka broker is a child process, counted anyway). */
+    private List<ProcessHandle> brokerProcesses = List.of();
+    /** CPU seconds of the measured passes per consumer, as {@link CpuAccount#since()} splits them. */
+    private final Map<Kind, double[]> cpuSeconds = new java.util.EnumMap<>(Kind.class);
     private ConsumerPoison poison;
 
     private ConsumerThroughput(Broker broker) {
@@ -126,6 +130,7 @@ final class ConsumerThroughput extends Scenario {
             return;
         }
         replay = ConsumerByHand.capture(env);
+        brokerProcesses = broker == Broker.RABBITMQ ? CpuAccount.localRabbit() : List.of();
         log("by hand: txbox's receive%s", replay.chainsCommits() ? ", each commit sent with the next receive" : "");
         if (warmup > 0) {
             log("warm-up: %d messages through each consumer", warmup);
@@ -165,6 +170,7 @@ final class ConsumerThroughput extends Scenario {
         report.figure("batch_speedup", round2(batched / txbox), null);
         report.figure("batch_ratio_to_bare", round2(batched / bare), null);
         report.figure("broken_passes", broken ? 1 : 0, null);
+        cpuPerMessage();
         report.target("ratio_to_bare", ">=", 0.90);
         report.target("ratio_to_by_hand", ">=", 0.95);
         report.target("batch_speedup", ">=", 3);
@@ -181,6 +187,33 @@ final class ConsumerThroughput extends Scenario {
                 + (messages < 5_000 ? "; a short run: figures are noisy" : ""));
         html.heading(report.scenario).pre("bare " + round(bare) + " msg/s, by hand " + round(byHand) + " msg/s, txbox "
                 + round(txbox) + " msg/s, batch " + round(batched) + " msg/s");
+    }
+
+    /**
+     * CPU per message of each consumer's measured passes, from its start to its last message:
+     * this JVM (of it the JIT compiler and GC threads), the broker, the pool's database sessions
+     * (PostgreSQL backends; none on MariaDB, whose sessions are threads). Less sensitive to the
+     * machine's load than the rates: where a consumer's cost over another's goes.
+     */
+    private void cpuPerMessage() {
+        Map<String, Map<String, Double>> perKind = new java.util.LinkedHashMap<>();
+        StringBuilder table = new StringBuilder(String.format("%-12s %8s %8s %8s %8s %8s%n", "us/msg", "jvm", "jit",
+                "gc", "broker", "db"));
+        for (Kind kind : kinds) {
+            double[] s = cpuSeconds.getOrDefault(kind, new double[5]);
+            double per = 1e6 / ((double) messages * rounds);
+            Map<String, Double> m = new java.util.LinkedHashMap<>();
+            m.put("jvm", Report.round(s[0] * per, 1));
+            m.put("jit", Report.round(s[3] * per, 1));
+            m.put("gc", Report.round(s[4] * per, 1));
+            m.put("broker", Report.round(s[1] * per, 1));
+            m.put("db", Report.round(s[2] * per, 1));
+            perKind.put(kind.label().replace('-', '_'), m);
+            table.append(String.format("%-12s %8.1f %8.1f %8.1f %8.1f %8.1f%n", kind.label(), m.get("jvm"), m.get("jit"),
+                    m.get("gc"), m.get("broker"), m.get("db")));
+        }
+        report.detail("cpu_us_per_msg", perKind);
+        log("CPU per message, measured passes (jvm includes jit and gc):%n%s", table);
     }
 
     private enum Kind {
@@ -202,8 +235,17 @@ final class ConsumerThroughput extends Scenario {
             ds = timing.wrap(ds);
         }
         Clock clock = new Clock(n);
+        CpuAccount cpu = CpuAccount.start(env, name, brokerProcesses);
+        double[] cost;
         try (AutoCloseable consumer = start(kind, name, source, ds, clock)) {
             clock.await(DRAIN_TIMEOUT);
+            cost = cpu.since();
+        }
+        if (n == messages) {
+            double[] sum = cpuSeconds.computeIfAbsent(kind, k -> new double[cost.length]);
+            for (int i = 0; i < cost.length; i++) {
+                sum[i] += cost[i];
+            }
         }
         double rate = clock.rate();
         checkExactlyOnce(name, id, n);
