@@ -38,7 +38,7 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * {@code consumer-kafka} and {@code consumer-rabbitmq}: drain a backlog of {@code --messages}
- * messages already in the broker, each with an idempotency key, through three consumers in the
+ * messages already in the broker, each with an idempotency key, through four consumers in the
  * same run, each on its own copy of the backlog:
  *
  * <ul>
@@ -47,18 +47,17 @@ import org.apache.kafka.common.TopicPartition;
  *   <li>txbox: {@code KafkaInboxConsumer} / {@code RabbitInboxConsumer} with the default one
  *       transaction per message (inbox entry + the same insert);
  *   <li>txbox batch: the same with {@code batchSize(--batch)};
- *   <li>with {@code --chained} (Kafka, PostgreSQL): kafka-clients by hand replaying the inbox
- *       statement captured from txbox, with the previous record's {@code COMMIT} sent in the same
- *       round trip ({@code COMMIT; BEGIN; INSERT ...}), then the business insert: two round trips
- *       per record like the bare consumer, reported as {@code chained_ratio_to_bare}: the same
- *       statements by hand that {@code KafkaInboxConsumer} now sends on PostgreSQL, for comparison.
+ *   <li>by hand ({@link ConsumerByHand}): kafka-clients / amqp-client by hand sending per message
+ *       the statements txbox's consumer sends for a first delivery on the database (the inbox
+ *       receive captured from txbox, the same insert, the commit; on PostgreSQL each commit with
+ *       the next message's receive), with txbox's offset and ack discipline.
  * </ul>
  *
  * <p>Each rate is measured from the first message handled to the last, so group joins and
  * connection set-up do not count, and is the mean of {@code --rounds} (default 2) passes run in
- * ABBA order. Figures {@code ratio_to_bare} (txbox / bare, target &ge; 0.90)
- * and {@code batch_speedup} (txbox batch / txbox, target &ge; 3). Every pass checks that each
- * key took effect exactly once. Entry point for a registry of scenarios: {@link #kafka()},
+ * ABBA order. Figures {@code ratio_to_bare} (txbox / bare, target &ge; 0.90),
+ * {@code ratio_to_by_hand} (txbox / by hand, target &ge; 0.95) and {@code batch_speedup} (txbox
+ * batch / txbox, target &ge; 3). Every pass checks that each key took effect exactly once. Entry point for a registry of scenarios: {@link #kafka()},
  * {@link #rabbitmq()}.
  */
 final class ConsumerThroughput extends Scenario {
@@ -73,12 +72,15 @@ final class ConsumerThroughput extends Scenario {
     private int warmup;
     private boolean broken;
     private boolean traceSql;
-    private boolean chained;
     private List<Kind> kinds;
-    /** The inbox statement txbox prepares, captured once for the chained consumer. */
-    private String inboxSql;
+    /** The receive txbox's consumer sends, captured once for the by-hand consumer. */
+    private InboxReplay replay;
     private int rounds;
     private int passes;
+    /** The RabbitMQ broker's processes when it runs here (the Kafka broker is a child process, counted anyway). */
+    private List<ProcessHandle> brokerProcesses = List.of();
+    /** CPU seconds of the measured passes per consumer, as {@link CpuAccount#since()} splits them. */
+    private final Map<Kind, double[]> cpuSeconds = new java.util.EnumMap<>(Kind.class);
     private ConsumerPoison poison;
 
     private ConsumerThroughput(Broker broker) {
@@ -104,20 +106,12 @@ final class ConsumerThroughput extends Scenario {
         payloadBytes = o.intValue("payload", 200);
         warmup = o.intValue("warmup", Math.min(2_000, messages / 10));
         traceSql = o.flag("trace-sql");
-        chained = o.flag("chained", "also run the chained estimate (Kafka, PostgreSQL): txbox's inbox statement "
-                + "by hand, each record's COMMIT sent with the next record's inbox INSERT");
         rounds = o.intValue("rounds", 2);
         if (rounds < 1) {
             throw new Options.UsageException("need --rounds >= 1");
         }
-        if (chained && broker != Broker.KAFKA) {
-            throw new Options.UsageException("--chained runs on consumer-kafka only");
-        }
         poison = ConsumerPoison.configure(o, broker == Broker.KAFKA, messages, partitions, payloadBytes);
-        kinds = new java.util.ArrayList<>(List.of(Kind.BARE, Kind.TXBOX, Kind.TXBOX_BATCH));
-        if (chained) {
-            kinds.add(Kind.CHAINED);
-        }
+        kinds = List.of(Kind.BARE, Kind.TXBOX, Kind.TXBOX_BATCH, Kind.BY_HAND);
         if (messages < 1 || batch < 2 || batch > 1000 || partitions < 1 || prefetch < batch || warmup < 0) {
             throw new Options.UsageException("need --messages >= 1, --batch 2..1000, --partitions >= 1, "
                     + "--prefetch >= --batch, --warmup >= 0");
@@ -135,12 +129,9 @@ final class ConsumerThroughput extends Scenario {
             poison.run(env, report);
             return;
         }
-        if (chained) {
-            if (env.mariadb) {
-                throw new IllegalStateException("--chained runs on PostgreSQL only");
-            }
-            inboxSql = captureInboxSql();
-        }
+        replay = ConsumerByHand.capture(env);
+        brokerProcesses = broker == Broker.RABBITMQ ? CpuAccount.localRabbit() : List.of();
+        log("by hand: txbox's receive%s", replay.chainsCommits() ? ", each commit sent with the next receive" : "");
         if (warmup > 0) {
             log("warm-up: %d messages through each consumer", warmup);
             for (Kind kind : kinds) {
@@ -165,37 +156,68 @@ final class ConsumerThroughput extends Scenario {
         double bare = java.util.Arrays.stream(rates.get(Kind.BARE)).average().orElse(0);
         double txbox = java.util.Arrays.stream(rates.get(Kind.TXBOX)).average().orElse(0);
         double batched = java.util.Arrays.stream(rates.get(Kind.TXBOX_BATCH)).average().orElse(0);
+        double byHand = java.util.Arrays.stream(rates.get(Kind.BY_HAND)).average().orElse(0);
         for (Kind kind : kinds) {
             report.detail("rounds_" + kind.label().replace('-', '_'), rates.get(kind));
         }
         report.figure("bare_msgs_per_sec", round(bare), "msg/s");
         report.figure("txbox_msgs_per_sec", round(txbox), "msg/s");
         report.figure("batch_msgs_per_sec", round(batched), "msg/s");
+        report.figure("by_hand_msgs_per_sec", round(byHand), "msg/s");
         report.figure("ratio_to_bare", round2(txbox / bare), null);
+        report.figure("ratio_to_by_hand", round2(txbox / byHand), null);
+        report.figure("by_hand_ratio_to_bare", round2(byHand / bare), null);
         report.figure("batch_speedup", round2(batched / txbox), null);
         report.figure("batch_ratio_to_bare", round2(batched / bare), null);
-        if (chained) {
-            double chainedRate = java.util.Arrays.stream(rates.get(Kind.CHAINED)).average().orElse(0);
-            report.figure("chained_msgs_per_sec", round(chainedRate), "msg/s");
-            report.figure("chained_ratio_to_bare", round2(chainedRate / bare), null);
-            report.note("chained: txbox's inbox statement by hand, each record's COMMIT sent with the next "
-                    + "record's inbox INSERT (COMMIT; BEGIN; INSERT ...), as the txbox consumer now does");
-        }
         report.figure("broken_passes", broken ? 1 : 0, null);
+        cpuPerMessage();
         report.target("ratio_to_bare", ">=", 0.90);
+        report.target("ratio_to_by_hand", ">=", 0.95);
         report.target("batch_speedup", ">=", 3);
         if (traceSql) {
             report.note("traced run (--trace-sql): database time per statement is in the sql_* figures");
         }
         report.note("bare: " + (broker == Broker.KAFKA ? "kafka-clients, one transaction per record, commitSync "
                 + "after each poll" : "amqp-client, one transaction per message, ack after its commit")
-                + "; txbox batch: batchSize " + batch + (messages < 5_000 ? "; a short run: figures are noisy" : ""));
-        html.heading(report.scenario).pre("bare " + round(bare) + " msg/s, txbox " + round(txbox) + " msg/s, batch "
-                + round(batched) + " msg/s");
+                + "; by hand: " + (broker == Broker.KAFKA ? "kafka-clients" : "amqp-client") + " with txbox's receive "
+                + "(captured), the same insert and commit" + (replay.chainsCommits() ? " (each COMMIT sent with the next "
+                + "receive, as txbox does here)" : "") + ", " + (broker == Broker.KAFKA ? "commitAsync after each poll"
+                : "ack after the commit" + (replay.chainsCommits() ? " (one multiple ack per chain)" : ""))
+                + "; txbox batch: batchSize " + batch + " (no by-hand batch twin)"
+                + (messages < 5_000 ? "; a short run: figures are noisy" : ""));
+        html.heading(report.scenario).pre("bare " + round(bare) + " msg/s, by hand " + round(byHand) + " msg/s, txbox "
+                + round(txbox) + " msg/s, batch " + round(batched) + " msg/s");
+    }
+
+    /**
+     * CPU per message of each consumer's measured passes, from its start to its last message:
+     * this JVM (of it the JIT compiler and GC threads), the broker, the pool's database sessions
+     * (PostgreSQL backends; none on MariaDB, whose sessions are threads). Less sensitive to the
+     * machine's load than the rates: where a consumer's cost over another's goes.
+     */
+    private void cpuPerMessage() {
+        Map<String, Map<String, Double>> perKind = new java.util.LinkedHashMap<>();
+        StringBuilder table = new StringBuilder(String.format("%-12s %8s %8s %8s %8s %8s%n", "us/msg", "jvm", "jit",
+                "gc", "broker", "db"));
+        for (Kind kind : kinds) {
+            double[] s = cpuSeconds.getOrDefault(kind, new double[5]);
+            double per = 1e6 / ((double) messages * rounds);
+            Map<String, Double> m = new java.util.LinkedHashMap<>();
+            m.put("jvm", Report.round(s[0] * per, 1));
+            m.put("jit", Report.round(s[3] * per, 1));
+            m.put("gc", Report.round(s[4] * per, 1));
+            m.put("broker", Report.round(s[1] * per, 1));
+            m.put("db", Report.round(s[2] * per, 1));
+            perKind.put(kind.label().replace('-', '_'), m);
+            table.append(String.format("%-12s %8.1f %8.1f %8.1f %8.1f %8.1f%n", kind.label(), m.get("jvm"), m.get("jit"),
+                    m.get("gc"), m.get("broker"), m.get("db")));
+        }
+        report.detail("cpu_us_per_msg", perKind);
+        log("CPU per message, measured passes (jvm includes jit and gc):%n%s", table);
     }
 
     private enum Kind {
-        BARE, TXBOX, TXBOX_BATCH, CHAINED;
+        BARE, TXBOX, TXBOX_BATCH, BY_HAND;
 
         String label() {
             return name().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -213,8 +235,17 @@ final class ConsumerThroughput extends Scenario {
             ds = timing.wrap(ds);
         }
         Clock clock = new Clock(n);
+        CpuAccount cpu = CpuAccount.start(env, name, brokerProcesses);
+        double[] cost;
         try (AutoCloseable consumer = start(kind, name, source, ds, clock)) {
             clock.await(DRAIN_TIMEOUT);
+            cost = cpu.since();
+        }
+        if (n == messages) {
+            double[] sum = cpuSeconds.computeIfAbsent(kind, k -> new double[cost.length]);
+            for (int i = 0; i < cost.length; i++) {
+                sum[i] += cost[i];
+            }
         }
         double rate = clock.rate();
         checkExactlyOnce(name, id, n);
@@ -273,9 +304,11 @@ final class ConsumerThroughput extends Scenario {
             return broker == Broker.KAFKA ? new BareKafka(env.kafkaBootstrap(), source, name, ds, insert, clock)
                     : new BareRabbit(env.rabbit(), source, prefetch, ds, insert, clock);
         }
-        if (kind == Kind.CHAINED) {
-            return new ChainedKafka(env.kafkaBootstrap(), source, name, ds, inboxSql,
-                    (c, key) -> businessInsert(c, key, id), clock);
+        if (kind == Kind.BY_HAND) {
+            ConsumerByHand byHand = new ConsumerByHand(name, ds, replay, (c, key) -> businessInsert(c, key, id),
+                    clock::handled);
+            return broker == Broker.KAFKA ? byHand.kafka(env.kafkaBootstrap(), source, maxPollRecords())
+                    : byHand.rabbit(env.rabbit(), source, prefetch);
         }
         Handler handler = (tx, m) -> {
             businessInsert(tx, m.key(), id);
@@ -287,7 +320,7 @@ final class ConsumerThroughput extends Scenario {
         if (broker == Broker.KAFKA) {
             consumer = KafkaInboxConsumer.builder(inbox, ds, handler).bootstrapServers(env.kafkaBootstrap())
                     .topics(source).listener(clock).batchSize(batchSize)
-                    .consumerProperty("max.poll.records", Math.max(500, batch)).build();
+                    .consumerProperty("max.poll.records", maxPollRecords()).build();
         } else {
             consumer = RabbitInboxConsumer.builder(inbox, ds, handler).connectionFactory(recovering())
                     .queue(source).prefetch(prefetch).listener(clock).batchSize(batchSize).build();
@@ -296,17 +329,9 @@ final class ConsumerThroughput extends Scenario {
         return consumer;
     }
 
-    /** The inbox statement txbox prepares for a receive, from one receive rolled back. */
-    private String captureInboxSql() throws SQLException {
-        Inbox inbox = Inbox.builder("capture").tables(env.tables).build();
-        SqlRecorder rec = new SqlRecorder();
-        DataSource ds = env.pool("capture", 1, false);
-        try (java.sql.Connection c = ds.getConnection()) {
-            inbox.receive(rec.wrap(c), io.txbox.inbox.InboundMessage.of("capture", new byte[0]));
-            c.rollback();
-        }
-        return rec.prepared.stream().filter(s -> s.contains(env.tables.inboxTable())).findFirst()
-                .orElseThrow(() -> new IllegalStateException("txbox prepared no inbox statement: " + rec.prepared));
+    /** The records a poll returns at most, for txbox's consumers and the by-hand one. */
+    private int maxPollRecords() {
+        return Math.max(500, batch);
     }
 
     private com.rabbitmq.client.ConnectionFactory recovering() {
@@ -457,87 +482,6 @@ final class ConsumerThroughput extends Scenario {
         @Override
         public void close() throws Exception {
             connection.close();
-        }
-    }
-
-    /**
-     * kafka-clients by hand, per poll on one connection: the first record's inbox statement,
-     * then for each record its business insert (when the inbox said FIRST) and, in one round
-     * trip, its {@code COMMIT} with the next record's inbox statement; the last record's plain
-     * commit; then commitSync. Binds the statement as txbox does: consumer, key, SHA-256 of the
-     * payload.
-     */
-    private static final class ChainedKafka implements AutoCloseable {
-        private final AtomicBoolean running = new AtomicBoolean(true);
-        private final Thread thread;
-
-        ChainedKafka(String bootstrap, String topic, String consumer, DataSource ds, String inboxSql,
-                BiConsumer<java.sql.Connection, String> insert, Clock clock) {
-            Properties p = KafkaAdmin.consumerProps(bootstrap, consumer);
-            p.put("max.poll.records", "500");
-            thread = new Thread(() -> loop(p, topic, consumer, ds, inboxSql, insert, clock), "bench-chained-kafka");
-            thread.start();
-        }
-
-        private void loop(Properties p, String topic, String consumer, DataSource ds, String inboxSql,
-                BiConsumer<java.sql.Connection, String> insert, Clock clock) {
-            String chainedSql = "COMMIT; BEGIN; " + inboxSql;
-            try (KafkaConsumer<byte[], byte[]> kafka = new KafkaConsumer<>(p)) {
-                kafka.subscribe(List.of(topic));
-                java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
-                while (running.get()) {
-                    ConsumerRecords<byte[], byte[]> records = kafka.poll(Duration.ofMillis(500));
-                    if (records.isEmpty()) {
-                        continue;
-                    }
-                    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-                    try (java.sql.Connection c = ds.getConnection()) {
-                        int done = 0;
-                        for (ConsumerRecord<byte[], byte[]> r : records) {
-                            String key = new String(r.headers().lastHeader("idempotency-key").value(),
-                                    StandardCharsets.UTF_8);
-                            boolean first;
-                            try (PreparedStatement ps = c.prepareStatement(done == 0 ? inboxSql : chainedSql)) {
-                                ps.setString(1, consumer);
-                                ps.setString(2, key);
-                                ps.setBytes(3, sha.digest(r.value()));
-                                first = firstRow(ps);
-                            }
-                            if (done > 0) {
-                                clock.handled(1); // the previous record's COMMIT went through
-                            }
-                            if (first) {
-                                insert.accept(c, key);
-                            }
-                            offsets.put(new TopicPartition(r.topic(), r.partition()),
-                                    new OffsetAndMetadata(r.offset() + 1));
-                            done++;
-                        }
-                        c.commit();
-                        clock.handled(1);
-                    }
-                    kafka.commitSync(offsets);
-                }
-            } catch (SQLException | java.security.NoSuchAlgorithmException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-
-        /** Whether the statement's last result, the inbox statement's, returned a row. */
-        private static boolean firstRow(PreparedStatement ps) throws SQLException {
-            boolean isResultSet = ps.execute();
-            while (!isResultSet && ps.getUpdateCount() != -1) {
-                isResultSet = ps.getMoreResults();
-            }
-            try (ResultSet rs = ps.getResultSet()) {
-                return rs != null && rs.next();
-            }
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            running.set(false);
-            thread.join();
         }
     }
 

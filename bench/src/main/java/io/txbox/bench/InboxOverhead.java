@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Recorder;
 import org.HdrHistogram.Histogram;
@@ -40,8 +39,6 @@ import org.HdrHistogram.Histogram;
 final class InboxOverhead extends Scenario {
     private static final String CONSUMER = "bench-consumer";
     private static final String DESTINATION = "bench-orders";
-    /** The values txbox's receive binds on MariaDB (see {@link #handTxMariaDb}). */
-    private static final int MARIADB_RECEIVE_BINDS = 13;
 
     private int threads;
     private int rounds;
@@ -55,6 +52,8 @@ final class InboxOverhead extends Scenario {
     private Outbox outbox;
     private byte[] payload;
     private String inboxSql;
+    /** txbox's receive, replayed by hand. */
+    private InboxReplay replay;
     private String outboxSql;
     private final AtomicLong keys = new AtomicLong();
     private long runStart;
@@ -172,14 +171,10 @@ final class InboxOverhead extends Scenario {
             txboxTx(wrapped, "capture-" + System.nanoTime());
         }
         List<String> sql = rec.prepared;
-        inboxSql = sql.stream().filter(s -> s.contains(env.tables.inboxTable())).findFirst()
-                .orElseThrow(() -> new IllegalStateException("txbox prepared no inbox statement: " + sql));
+        replay = InboxReplay.of(env, sql);
+        inboxSql = replay.sql;
         outboxSql = sql.stream().filter(s -> s.contains(env.tables.outboxTable())).findFirst()
                 .orElseThrow(() -> new IllegalStateException("txbox prepared no outbox statement: " + sql));
-        if (env.mariadb && !plain && parameters(inboxSql) != MARIADB_RECEIVE_BINDS) {
-            throw new IllegalStateException("the by-hand replay binds " + MARIADB_RECEIVE_BINDS + " values, but txbox's"
-                    + " receive takes " + parameters(inboxSql) + ": " + inboxSql);
-        }
         report.detail("by_hand", plain ? "plain" : "replay");
         report.detail("txbox_statements_per_tx", sql.size());
         report.detail("txbox_round_trips_per_tx", rec.roundTrips());
@@ -200,35 +195,31 @@ final class InboxOverhead extends Scenario {
             handTxPlain(c, key, sha);
             return;
         }
-        if (env.mariadb) {
-            handTxMariaDb(c, key, sha);
-            return;
-        }
-        boolean first;
-        try (PreparedStatement ps = c.prepareStatement(inboxSql)) {
-            ps.setString(1, CONSUMER);
-            ps.setString(2, key);
-            ps.setBytes(3, sha.digest(payload));
-            try (ResultSet rs = ps.executeQuery()) {
-                first = rs.next();
-            }
-        }
-        if (first) {
+        if (replay.receive(c, CONSUMER, key, sha.digest(payload))) {
             insertBusiness(c, key);
-            try (PreparedStatement ps = c.prepareStatement(outboxSql)) {
-                bindOutboxHead(ps, key);
-                ps.setNull(7, Types.ARRAY);
-                ps.setNull(8, Types.ARRAY);
-                ps.setNull(9, Types.VARCHAR);
-                ps.setNull(10, Types.VARCHAR);
-                ps.setNull(11, Types.VARCHAR);
-                ps.setNull(12, Types.TIMESTAMP_WITH_TIMEZONE);
-                ps.setLong(13, 0); // delay, bound twice by the insert
-                ps.setLong(14, 0);
-                ps.executeUpdate();
-            }
+            sendByHand(c, key);
         }
         c.commit();
+    }
+
+    /** txbox's outbox insert, bound as txbox binds it on each database. */
+    private void sendByHand(Connection c, String key) throws SQLException {
+        // after the head: headers (names, values), content type, trace parent, trace state, due time; then the delay
+        int[] nulls = env.mariadb
+                ? new int[] {Types.VARCHAR, Types.VARCHAR, Types.VARCHAR, Types.VARCHAR, Types.VARCHAR, Types.DECIMAL}
+                : new int[] {Types.ARRAY, Types.ARRAY, Types.VARCHAR, Types.VARCHAR, Types.VARCHAR,
+                        Types.TIMESTAMP_WITH_TIMEZONE};
+        try (PreparedStatement ps = c.prepareStatement(outboxSql)) {
+            bindOutboxHead(ps, key);
+            for (int i = 0; i < nulls.length; i++) {
+                ps.setNull(7 + i, nulls[i]);
+            }
+            ps.setLong(13, 0);
+            if (!env.mariadb) {
+                ps.setLong(14, 0); // PostgreSQL's insert binds the delay twice
+            }
+            ps.executeUpdate();
+        }
     }
 
     /** The columns both databases' by-hand outbox inserts start with: step key, original, destination, routing key, lane, payload. */
@@ -240,48 +231,6 @@ final class InboxOverhead extends Scenario {
         ps.setString(4, key);
         ps.setShort(5, Lanes.of(key, stepKey));
         ps.setBytes(6, payload);
-    }
-
-    /**
-     * The by-hand replay on MariaDB: txbox's receive (the savepoint named after a random token, set
-     * in the upsert's anonymous block; the token written by the upsert; FIRST when the row it returns
-     * carries the token) and txbox's outbox insert, bound as txbox binds them.
-     */
-    private void handTxMariaDb(Connection c, String key, MessageDigest sha) throws SQLException {
-        long token = ThreadLocalRandom.current().nextLong();
-        byte[] fp = sha.digest(payload);
-        boolean first;
-        try (PreparedStatement ps = c.prepareStatement(inboxSql)) {
-            // savepoint, consumer, key, fingerprint, token; fingerprint x 2, token x 5 (update); token (RETURNING)
-            ps.setString(1, Long.toUnsignedString(token, 36));
-            ps.setString(2, CONSUMER);
-            ps.setString(3, key);
-            ps.setBytes(4, fp);
-            ps.setLong(5, token);
-            ps.setBytes(6, fp);
-            ps.setBytes(7, fp);
-            for (int i = 8; i <= MARIADB_RECEIVE_BINDS; i++) {
-                ps.setLong(i, token);
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                first = rs.next() && rs.getBoolean(1);
-            }
-        }
-        if (first) {
-            insertBusiness(c, key);
-            try (PreparedStatement ps = c.prepareStatement(outboxSql)) {
-                bindOutboxHead(ps, key);
-                ps.setNull(7, Types.VARCHAR);
-                ps.setNull(8, Types.VARCHAR);
-                ps.setNull(9, Types.VARCHAR);
-                ps.setNull(10, Types.VARCHAR);
-                ps.setNull(11, Types.VARCHAR);
-                ps.setNull(12, Types.DECIMAL);
-                ps.setLong(13, 0);
-                ps.executeUpdate();
-            }
-        }
-        c.commit();
     }
 
     /** {@code --by-hand plain} on MariaDB: a duplicate key is error 1062 on the inbox insert. */
@@ -407,10 +356,6 @@ final class InboxOverhead extends Scenario {
             rs.next();
             return rs.getLong(1);
         }
-    }
-
-    private static long parameters(String sql) {
-        return sql.chars().filter(ch -> ch == '?').count();
     }
 
     private static MessageDigest sha256() {

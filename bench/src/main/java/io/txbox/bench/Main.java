@@ -42,9 +42,11 @@ public final class Main {
         SCENARIOS.put("duplicate-storm", new Entry(DuplicateStorm::new,
                 "concurrent duplicate deliveries, database inbox alone and behind Redis"));
         SCENARIOS.put("consumer-kafka", new Entry(ConsumerThroughput::kafka,
-                "drain a Kafka backlog through KafkaInboxConsumer; ratio_to_bare and batch_speedup in the same run"));
+                "drain a Kafka backlog through KafkaInboxConsumer; ratio_to_bare, ratio_to_by_hand and batch_speedup"
+                + " in the same run"));
         SCENARIOS.put("consumer-rabbitmq", new Entry(ConsumerThroughput::rabbitmq,
-                "drain a RabbitMQ backlog through RabbitInboxConsumer; ratio_to_bare and batch_speedup in the same run"));
+                "drain a RabbitMQ backlog through RabbitInboxConsumer; ratio_to_bare, ratio_to_by_hand and batch_speedup"
+                + " in the same run"));
         SCENARIOS.put("sustained", new Entry(Sustained::new,
                 "fixed-rate writers for minutes, then with a transaction held open: drain rate and claim p99 over time"));
         SCENARIOS.put("relay-footprint", new Entry(Footprint::new,

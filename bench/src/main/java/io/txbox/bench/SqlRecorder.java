@@ -9,6 +9,7 @@ import java.sql.PreparedStatement;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import javax.sql.DataSource;
 
 /**
  * Wraps a connection and writes down what the code under test does with it: the SQL text of
@@ -24,6 +25,15 @@ final class SqlRecorder {
     Connection wrap(Connection target) {
         return (Connection) Proxy.newProxyInstance(SqlRecorder.class.getClassLoader(), new Class<?>[] {Connection.class},
                 new ConnectionHandler(target));
+    }
+
+    /** A data source whose connections are wrapped as {@link #wrap(Connection)} wraps one. */
+    DataSource wrap(DataSource target) {
+        return (DataSource) Proxy.newProxyInstance(SqlRecorder.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, m, args) -> {
+                    Object result = call(target, m, args);
+                    return result instanceof Connection c ? wrap(c) : result;
+                });
     }
 
     int roundTrips() {

@@ -167,12 +167,12 @@ class BenchSmokeIT {
     }
 
     @Test
-    void consumerKafka_reportsRatioToBareBatchSpeedupAndChainedEstimateAndDoublesNothing() throws Exception {
-        JsonNode bench = run("consumer-kafka", "--messages", "300", "--batch", "50", "--warmup", "0", "--chained",
-                "--kafka", kafka);
+    void consumerKafka_reportsRatiosToBareAndByHandAndBatchSpeedupAndDoublesNothing() throws Exception {
+        JsonNode bench = run("consumer-kafka", "--messages", "300", "--batch", "50", "--warmup", "0", "--kafka", kafka);
         assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
+        assertThat(bench.at("/figures/by_hand_msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ratio_to_by_hand").asDouble()).isPositive();
         assertThat(bench.at("/figures/batch_speedup").asDouble()).isPositive();
-        assertThat(bench.at("/figures/chained_ratio_to_bare").asDouble()).isPositive();
         assertThat(bench.at("/figures/broken_passes").asLong()).isZero();
     }
 
@@ -187,9 +187,11 @@ class BenchSmokeIT {
     }
 
     @Test
-    void consumerRabbitmq_reportsRatioToBareAndBatchSpeedupAndDoublesNothing() throws Exception {
+    void consumerRabbitmq_reportsRatiosToBareAndByHandAndBatchSpeedupAndDoublesNothing() throws Exception {
         JsonNode bench = run("consumer-rabbitmq", "--messages", "300", "--batch", "50", "--warmup", "0");
         assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
+        assertThat(bench.at("/figures/by_hand_msgs_per_sec").asDouble()).isPositive();
+        assertThat(bench.at("/figures/ratio_to_by_hand").asDouble()).isPositive();
         assertThat(bench.at("/figures/batch_speedup").asDouble()).isPositive();
         assertThat(bench.at("/figures/broken_passes").asLong()).isZero();
     }
