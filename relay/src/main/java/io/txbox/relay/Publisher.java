@@ -13,8 +13,7 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Threading: each relay worker calls {@link #publish} from its own thread, a batch at a
  * time, in outbox id order; an implementation must keep that order per routing key on the
- * wire. Calls from different workers may overlap. A publisher that {@link #overlapsBatches}
- * may be handed a worker's next batch before the one before it is confirmed.
+ * wire. Calls from different workers may overlap.
  */
 public interface Publisher extends AutoCloseable {
     /** Broker name used in metric tags and logs, for example {@code kafka}. */
@@ -31,24 +30,9 @@ public interface Publisher extends AutoCloseable {
 
     /**
      * Called after the last record of a batch was handed to {@link #publish}, before the relay
-     * waits for confirmations (with {@link #overlapsBatches}, of a chain of batches). Default:
-     * nothing.
+     * waits for confirmations. Default: nothing.
      */
     default void endOfBatch() {}
-
-    /**
-     * Whether a worker may hand this publisher its next batch while the one before still waits
-     * for confirmations (at most two batches in flight per worker), so the broker's window does
-     * not drain at each batch's end. {@link #endOfBatch} is then called once for such a chain of
-     * batches, before the relay waits for its last one: after it, nothing more is handed over
-     * until the relay has waited for every record handed over before it. Only for a publisher
-     * that keeps its records' order per routing key across batches (the relay holds back the
-     * later rows of a key whose failure was reported, but not those already handed over).
-     * Default: false, a batch at a time.
-     */
-    default boolean overlapsBatches() {
-        return false;
-    }
 
     /**
      * Checks that the broker answers, for health endpoints.

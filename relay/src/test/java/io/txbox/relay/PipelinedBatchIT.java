@@ -28,9 +28,8 @@ import org.junit.jupiter.params.provider.ArgumentsSource;
 
 /**
  * A worker claims its next batch while the broker confirms the current one and settles the
- * current one while the next is on the wire (with a publisher that overlaps batches, the next one
- * goes out before the current one is confirmed); the order of a routing key still holds when a
- * row fails in the middle of such a chain, and when a row of the key commits below the batch being
+ * current one while the next is on the wire; the order of a routing key still holds when a row
+ * fails in the middle of such a chain, and when a row of the key commits below the batch being
  * sent. On PostgreSQL and on MariaDB.
  */
 class PipelinedBatchIT {
@@ -52,44 +51,23 @@ class PipelinedBatchIT {
     /**
      * Confirms each record a few milliseconds later on another thread, like a broker, and fails
      * the first attempt of the given step keys. Notes, at the first record of each batch, whether
-     * rows before it were still in the outbox (a batch sent before the previous one was settled),
-     * the most records unconfirmed at once, and every record of a key sent after an earlier row of
-     * the key was reported failed, other than that row again.
+     * rows before it were still in the outbox (a batch sent before the previous one was settled).
      */
     static final class Recording implements Publisher {
         final Db db;
-        final boolean overlaps;
-        final long confirmMillis;
         final ScheduledExecutorService broker = Executors.newSingleThreadScheduledExecutor();
         final List<Send> sends = new ArrayList<>();
         final Set<String> failOnce = ConcurrentHashMap.newKeySet();
         final AtomicInteger sentBeforePreviousSettled = new AtomicInteger();
         private boolean batchStart = true;
         private int batch;
-        private int unconfirmed;
-        int mostUnconfirmed;
-        /** Per routing key, the id of a row whose failure was reported and that was not sent again yet. */
-        private final Map<String, Long> reportedFailures = new HashMap<>();
-        private Map<String, Long> knownFailures = Map.of();
-        final List<String> overtakes = new ArrayList<>();
         /** The step key whose publish call waits, on the relay's thread, until {@link #release} opens. */
         volatile String hold;
         final CountDownLatch holding = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
 
         Recording(Db db) {
-            this(db, false, 2);
-        }
-
-        Recording(Db db, boolean overlaps, long confirmMillis) {
             this.db = db;
-            this.overlaps = overlaps;
-            this.confirmMillis = confirmMillis;
-        }
-
-        @Override
-        public boolean overlapsBatches() {
-            return overlaps;
         }
 
         @Override
@@ -114,30 +92,16 @@ class PipelinedBatchIT {
                 sentBeforePreviousSettled.incrementAndGet();
             }
             batchStart = false;
-            // a failure reported before the previous publish call began was known to the relay when
-            // it decided on this one (one reported since may have raced with its last check)
-            Long failedEarlier = knownFailures.get(record.routingKey());
-            if (failedEarlier != null && failedEarlier != record.id()) {
-                overtakes.add(record.stepKey() + " sent after row " + failedEarlier + " of its key was reported failed");
-            }
-            reportedFailures.remove(record.routingKey(), record.id());
-            knownFailures = new HashMap<>(reportedFailures);
             boolean fail = failOnce.remove(record.stepKey());
             sends.add(new Send(batch, record.routingKey(), record.id(), record.stepKey(), fail));
-            mostUnconfirmed = Math.max(mostUnconfirmed, ++unconfirmed);
             CompletableFuture<Void> confirmed = new CompletableFuture<>();
             broker.schedule(() -> {
-                // completed under the lock: the relay's callbacks for a failure run before the next publish call
-                synchronized (this) {
-                    unconfirmed--;
-                    if (fail) {
-                        reportedFailures.put(record.routingKey(), record.id());
-                        confirmed.completeExceptionally(PublishException.retryable("refused once by the test", null));
-                    } else {
-                        confirmed.complete(null);
-                    }
+                if (fail) {
+                    confirmed.completeExceptionally(PublishException.retryable("refused once by the test", null));
+                } else {
+                    confirmed.complete(null);
                 }
-            }, confirmMillis, TimeUnit.MILLISECONDS);
+            }, 2, TimeUnit.MILLISECONDS);
             return confirmed;
         }
 
@@ -149,14 +113,6 @@ class PipelinedBatchIT {
 
         synchronized List<Send> sends() {
             return List.copyOf(sends);
-        }
-
-        synchronized List<String> overtakes() {
-            return List.copyOf(overtakes);
-        }
-
-        synchronized int mostUnconfirmed() {
-            return mostUnconfirmed;
         }
 
         @Override
@@ -230,36 +186,6 @@ class PipelinedBatchIT {
             assertThat(failedPending).as("failed rows never sent again").isEmpty();
             assertThat(confirmations).hasSize(n);
             assertThat(confirmations.values()).containsOnly(1);
-        }
-    }
-
-    /**
-     * With a publisher that overlaps batches, the next batch goes out while the current one is
-     * still unconfirmed. A failed row's later rows of its key may be on the wire already when the
-     * failure is reported (later in its batch or in the next one), but once it is reported no row
-     * of the key goes out before the failed row again; every row is confirmed once.
-     */
-    @ParameterizedTest
-    @ArgumentsSource(TestDatabases.Each.class)
-    void overlappingBatches_failedRow_noLaterRowOfItsKeySentOnceTheFailureIsReported(TestDatabase database) {
-        db = DB.get(database.kind());
-        int n = 3_000;
-        db.sendMany(n, i -> Db.message("o" + i, "d", "rk-" + (i % 13), "x"));
-        try (Recording publisher = new Recording(db, true, 15); Relay relay = relay(publisher)) {
-            publisher.failOnce.addAll(List.of("o350:step", "o1234:step", "o1235:step", "o2890:step"));
-            relay.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> db.outboxRows() == 0);
-            List<Send> sends = publisher.sends();
-            assertThat(sends.stream().filter(Send::failed)).hasSize(4);
-            assertThat(publisher.overtakes()).isEmpty();
-            assertThat(publisher.mostUnconfirmed()).as("records unconfirmed at once, batches of 100").isGreaterThan(100);
-            Map<String, Integer> confirmations = new HashMap<>();
-            sends.stream().filter(s -> !s.failed()).forEach(s -> confirmations.merge(s.stepKey(), 1, Integer::sum));
-            assertThat(confirmations).hasSize(n);
-            assertThat(confirmations.values()).containsOnly(1);
-            for (Send f : sends.stream().filter(Send::failed).toList()) {
-                assertThat(sends).as("%s sent again", f.stepKey()).filteredOn(s -> s.id() == f.id() && !s.failed()).hasSize(1);
-            }
         }
     }
 

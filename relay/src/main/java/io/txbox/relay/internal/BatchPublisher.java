@@ -7,6 +7,7 @@ import io.txbox.relay.Publisher;
 import io.txbox.relay.Route;
 import io.txbox.relay.TargetNotFoundException;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -14,7 +15,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -58,32 +58,23 @@ final class BatchPublisher {
 
     /**
      * Hands every row of the batch to its publisher and returns without waiting for the broker,
-     * so the worker can use the database meanwhile; {@link #await} completes it. {@code before}
-     * is the batch sent just before in the same transaction and not yet awaited (only if it
-     * {@link Sent#overlaps}), or null: a key with a row whose failure was reported in that chain
-     * of batches is held back in this one, as a key whose row failed earlier in the same batch is.
-     * Batches are awaited in the order they were sent.
+     * so the worker can use the database meanwhile; {@link #await} completes it. The batches of
+     * one worker are sent and awaited strictly one after the other.
      */
-    Sent send(List<PublishRecord> rows, @Nullable Sent before) {
+    Sent send(List<PublishRecord> rows) {
         int n = rows.size();
         RowOutcome[] outcomes = new RowOutcome[n];
         boolean[] skipped = new boolean[n];
         @SuppressWarnings("unchecked")
         CompletableFuture<Void>[] futures = new CompletableFuture[n];
         Set<Publisher> used = new LinkedHashSet<>();
-        if (before != null) {
-            // the chain's publishers are told of its end once, when the relay waits for its last batch
-            before.followed = true;
-            used.addAll(before.used);
-        }
         long started = ticker.getAsLong();
         long deadline = System.nanoTime() + timeoutNanos;
-        // keys (routing key in its destination) whose send already failed in this batch, or whose
-        // failure a publisher that overlaps batches reported in it or in a batch before it still in
-        // flight: their later rows are held back, so a row of the same key cannot overtake the failed
-        // one (for example, the first send timing out on metadata while the broker restarts and the
-        // next ones going through); the other keys of the lane go on
-        Set<String> failedKeys = before != null ? before.failedKeys : ConcurrentHashMap.newKeySet();
+        // keys (routing key in its destination) whose send already failed in this batch: their later
+        // rows are held back, so a row of the same key cannot overtake the failed one (for example,
+        // the first send timing out on metadata while the broker restarts and the next ones going
+        // through); the other keys of the lane go on
+        Set<String> failedKeys = null;
         // a batch is mostly one destination: its route is looked up once per run of equal destinations
         String lastDestination = null;
         Route route = null;
@@ -95,9 +86,8 @@ final class BatchPublisher {
                 route = routes.get(lastDestination);
             }
             String key = key(row);
-            if (key != null && !failedKeys.isEmpty() && failedKeys.contains(key)) {
-                outcomes[i] = RowOutcome.held("held back: an earlier row of its routing key failed in the same batch"
-                        + " or one still in flight");
+            if (key != null && failedKeys != null && failedKeys.contains(key)) {
+                outcomes[i] = RowOutcome.held("held back: an earlier row of its routing key failed in the same batch");
                 continue;
             }
             if (route == null) {
@@ -126,23 +116,16 @@ final class BatchPublisher {
                     outcomes[i] = classify(f.handle((v, e) -> e).join());
                 } else {
                     futures[i] = f;
-                    if (key != null && lastUsed.overlapsBatches()) {
-                        String destination = row.destination();
-                        f.whenComplete((v, e) -> {
-                            if (e != null && holdsKey(classify(e), destination)) {
-                                failedKeys.add(key);
-                            }
-                        });
-                    }
                 }
             } catch (RuntimeException e) {
                 outcomes[i] = classify(e);
             }
             if (key != null && outcomes[i] != null && holdsKey(outcomes[i], row.destination())) {
+                failedKeys = failedKeys == null ? new HashSet<>() : failedKeys;
                 failedKeys.add(key);
             }
         }
-        return new Sent(rows, outcomes, skipped, futures, used, started, deadline, failedKeys);
+        return new Sent(rows, outcomes, skipped, futures, used, started, deadline);
     }
 
     /**
@@ -155,7 +138,7 @@ final class BatchPublisher {
         CompletableFuture<Void>[] futures = sent.futures;
         int n = outcomes.length;
         long deadline = sent.deadline;
-        for (Publisher p : sent.followed ? Set.<Publisher>of() : sent.used) {
+        for (Publisher p : sent.used) {
             try {
                 p.endOfBatch();
             } catch (RuntimeException e) {
@@ -261,26 +244,18 @@ final class BatchPublisher {
         }
     }
 
-    /**
-     * A batch handed to the publishers: the outcomes known at send time and a future for each
-     * other row. Only the worker's thread uses it.
-     */
+    /** A batch handed to the publishers: the outcomes known at send time and a future for each other row. */
     static final class Sent {
         private final List<PublishRecord> rows;
         private final RowOutcome[] outcomes;
         private final boolean[] skipped;
         private final CompletableFuture<Void>[] futures;
-        /** The publishers this batch used, and those of the batches before it in its chain. */
         private final Set<Publisher> used;
-        /** The next batch of the chain was sent before this one was awaited. */
-        private boolean followed;
         private final long started;
         private final long deadline;
-        /** Keys held back in this batch and the ones sent after it in the same chain (see {@link #send}). */
-        private final Set<String> failedKeys;
 
         private Sent(List<PublishRecord> rows, RowOutcome[] outcomes, boolean[] skipped, CompletableFuture<Void>[] futures,
-                Set<Publisher> used, long started, long deadline, Set<String> failedKeys) {
+                Set<Publisher> used, long started, long deadline) {
             this.rows = rows;
             this.outcomes = outcomes;
             this.skipped = skipped;
@@ -288,21 +263,6 @@ final class BatchPublisher {
             this.used = used;
             this.started = started;
             this.deadline = deadline;
-            this.failedKeys = failedKeys;
-        }
-
-        /**
-         * Whether the next batch of the transaction may be sent before this one is awaited: every
-         * publisher this batch used keeps several batches in flight ({@link
-         * Publisher#overlapsBatches}).
-         */
-        boolean overlaps() {
-            for (Publisher p : used) {
-                if (!p.overlapsBatches()) {
-                    return false;
-                }
-            }
-            return true;
         }
     }
 }

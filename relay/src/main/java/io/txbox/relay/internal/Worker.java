@@ -5,7 +5,6 @@ import io.txbox.relay.PublishRecord;
 import io.txbox.relay.Relay;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -21,8 +20,7 @@ import org.slf4j.MDC;
  * transaction: lock the lanes, claim ({@link RelayStore#claim}, above the worker's {@link
  * ClaimFloor}), publish ({@link BatchPublisher}),
  * settle ({@link BatchSettler}), commit; while the broker confirms a batch, the same transaction
- * claims the next one, which is published while the first is settled, or, with a publisher that
- * {@link io.txbox.relay.Publisher#overlapsBatches overlaps batches}, at once ({@link #batch}).
+ * claims the next one, which is published while the first is settled ({@link #batch}).
  */
 final class Worker implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Worker.class);
@@ -129,14 +127,10 @@ final class Worker implements Runnable {
      * One batch transaction; returns the rows claimed. While a batch waits for its broker
      * confirmations the transaction claims the next rows after it ({@link RelayStore#claimAfter}),
      * and settles the batch while that next one is on the wire, so the database and the broker
-     * work at the same time. The next batch is sent once every row before it is confirmed or
+     * work at the same time. The next batch is sent only once every row before it is confirmed or
      * dead-lettered; otherwise it stays unsent in the outbox (its claim ends with the commit), so
-     * no row overtakes an earlier one of its lane. If the current batch {@link
-     * BatchPublisher.Sent#overlaps overlaps}, the next one is sent as soon as it is claimed, so the
-     * broker's window stays full: then a row can overtake a failed row of its key in the batch
-     * before only if it was handed over before the failure was reported, as within one batch, and
-     * the chain ends at the first batch that is not clean. Batches are awaited and settled in
-     * order. The lanes stay locked, with their fence, from the first claim to the commit.
+     * no row overtakes an earlier one of its lane. The lanes stay locked, with their fence, from
+     * the first claim to the commit.
      */
     private int batch(Connection c) throws SQLException {
         if (lanes.count() == 0) {
@@ -173,65 +167,46 @@ final class Worker implements Runnable {
         }
         List<Settled> settled = new ArrayList<>(2);
         int total = 0;
-        // sent and not yet awaited, oldest first: the current batch and, if it overlaps, the next
-        ArrayDeque<Sending> unconfirmed = new ArrayDeque<>(2);
+        BatchPublisher.Sent unconfirmed = null;
         boolean reachedEnd = claimed.rows().size() < settings.batchSize();
-        boolean allClean = true;
         try {
-            RelayStore.Claimed last = claimed;
-            unconfirmed.add(new Sending(claimed, publisher.send(claimed.rows(), null)));
-            int unsettledRows = claimed.rows().size();
-            while (!unconfirmed.isEmpty()) {
-                Sending current = unconfirmed.peekFirst();
-                RelayStore.Claimed next = allClean && settled.size() + unconfirmed.size() < MAX_CHAINED_BATCHES
-                        && chainable()
-                        ? store.claimAfter(c, open, settings.batchSize(), engine.waits().paused(), lastId(last),
-                                new RelayStore.Chain(from, unsettledRows, claimed.dueBy()))
+            RelayStore.Claimed current = claimed;
+            BatchPublisher.Sent sent = publisher.send(current.rows());
+            unconfirmed = sent;
+            while (true) {
+                long claimedAt = ticker.getAsLong();
+                RelayStore.Claimed next = settled.size() + 1 < MAX_CHAINED_BATCHES && chainable()
+                        ? store.claimAfter(c, open, settings.batchSize(), engine.waits().paused(), lastId(current),
+                                new RelayStore.Chain(from, current.rows().size(), claimed.dueBy()))
                         : null;
-                long sentAt = ticker.getAsLong();
-                reachedEnd |= next != null && next.rows().size() < settings.batchSize();
-                boolean overlapped = next != null && !next.rows().isEmpty() && current.sent().overlaps();
-                if (overlapped) {
-                    unconfirmed.addLast(new Sending(next, publisher.send(next.rows(), current.sent())));
-                    unsettledRows += next.rows().size();
-                    last = next;
-                    next = null;
-                }
-                long waitedAt = ticker.getAsLong();
-                BatchPublisher.Result result = publisher.await(current.sent());
-                unconfirmed.pollFirst();
+                BatchPublisher.Result result = publisher.await(sent);
+                unconfirmed = null;
                 long publishedAt = ticker.getAsLong();
-                allClean &= result.clean();
-                boolean sendNext = next != null && !next.rows().isEmpty() && allClean;
-                if (sendNext) {
-                    unconfirmed.addLast(new Sending(next, publisher.send(next.rows(), null)));
-                    unsettledRows += next.rows().size();
-                    last = next;
-                }
-                long settledAt = ticker.getAsLong();
-                RelayStore.Claimed rows = current.claimed();
-                settler.settle(c, rows.rows(), rows.lanes(), result.outcomes(), lanes.heldFrom() > 0);
-                unsettledRows -= rows.rows().size();
-                settled.add(new Settled(rows.rows(), result));
-                total += rows.rows().size();
+                reachedEnd |= next != null && next.rows().size() < settings.batchSize();
+                boolean sendNext = next != null && !next.rows().isEmpty() && result.clean();
+                BatchPublisher.Sent nextSent = sendNext ? publisher.send(next.rows()) : null;
+                unconfirmed = nextSent;
+                settler.settle(c, current.rows(), current.lanes(), result.outcomes(), lanes.heldFrom() > 0);
+                settled.add(new Settled(current.rows(), result));
+                total += current.rows().size();
                 if (log.isDebugEnabled()) {
-                    // claim: of the next batch (for the first, also its lock, claim and send); send: of the
-                    // next batch; confirm wait: what remained of this batch's confirmations
-                    long end = ticker.getAsLong();
-                    log.debug("{} - batch of {}: claim {} us, send {} us, confirm wait {} us, settle {} us{}", memberId,
-                            rows.rows().size(), (sentAt - started) / 1000,
-                            (waitedAt - sentAt + settledAt - publishedAt) / 1000, (publishedAt - waitedAt) / 1000,
-                            (end - settledAt) / 1000, overlapped ? ", next batch sent before its confirmations"
-                                    : sendNext ? ", next batch sent" : "");
+                    log.debug("{} - batch of {}: claim {} us, publish {} us, settle {} us{}", memberId,
+                            current.rows().size(), (claimedAt - started) / 1000, (publishedAt - claimedAt) / 1000,
+                            (ticker.getAsLong() - publishedAt) / 1000, sendNext ? ", next batch sent" : "");
                 }
-                started = ticker.getAsLong();
+                if (nextSent == null) {
+                    break;
+                }
+                started = publishedAt;
+                current = next;
+                sent = nextSent;
             }
             c.commit();
-            floor.committed(lastId(last), reachedEnd, allClean);
+            floor.committed(lastId(current), reachedEnd, settled.stream().allMatch(s -> s.result().clean()));
         } catch (SQLException | RuntimeException e) {
-            for (Sending s : unconfirmed) {
+            if (unconfirmed != null) {
                 // the rows are sent again only after the broker answered for these ones
-                publisher.await(s.sent());
+                publisher.await(unconfirmed);
             }
             // nothing was deleted: every row stays in the outbox and is published again later
             rollbackQuietly(c);
@@ -279,9 +254,6 @@ final class Worker implements Runnable {
     }
 
     private record Settled(List<PublishRecord> rows, BatchPublisher.Result result) {}
-
-    /** A claimed batch handed to the publishers, not yet awaited. */
-    private record Sending(RelayStore.Claimed claimed, BatchPublisher.Sent sent) {}
 
     private Connection connection() throws SQLException {
         Connection c = connection;

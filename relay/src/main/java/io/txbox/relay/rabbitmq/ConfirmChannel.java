@@ -26,8 +26,7 @@ import org.jspecify.annotations.Nullable;
  * publish to a missing exchange (404) would otherwise fail every other exchange's unconfirmed
  * messages on the same channel. Once closed, the channel fails every later publish with the
  * cause of its closing, so no later message of the exchange overtakes one that failed in the
- * same batch or chain of overlapping batches; the publisher replaces it only after the relay's
- * {@code endOfBatch}, once the relay waits for everything it handed over.
+ * same batch; the publisher replaces it only between batches.
  *
  * <p>The unconfirmed messages are a queue in sequence order under this object's lock, shared by
  * the publishing thread and the connection's reader thread (acks, nacks, returns): an ack
@@ -75,7 +74,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener {
         return !dead && channel.isOpen();
     }
 
-    /** True if it closed after being used in the current batch (or chain): it must not be replaced before that ends. */
+    /** True if it closed after being used in the current batch: it must not be replaced before the batch ends. */
     boolean closedInBatch() {
         return usedInBatch && !usable();
     }

@@ -113,16 +113,6 @@ public final class RabbitPublisher implements Publisher {
     }
 
     /**
-     * True: a worker's next batch goes out on the same channels while the one before is being
-     * confirmed. A channel that closes is replaced only at the next {@link #endOfBatch}, the end
-     * of such a chain, so no later message goes out on a new channel ahead of those it lost.
-     */
-    @Override
-    public boolean overlapsBatches() {
-        return true;
-    }
-
-    /**
      * Declares {@code exchange} passively on a channel of its own, since a missing exchange
      * closes the channel.
      *
