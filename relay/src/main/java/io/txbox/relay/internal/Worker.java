@@ -174,11 +174,11 @@ final class Worker implements Runnable {
             BatchPublisher.Sent sent = publisher.send(current.rows());
             unconfirmed = sent;
             while (true) {
-                long claimedAt = ticker.getAsLong();
                 RelayStore.Claimed next = settled.size() + 1 < MAX_CHAINED_BATCHES && chainable()
                         ? store.claimAfter(c, open, settings.batchSize(), engine.waits().paused(), lastId(current),
                                 new RelayStore.Chain(from, current.rows().size(), claimed.dueBy()))
                         : null;
+                long claimedAt = ticker.getAsLong();
                 BatchPublisher.Result result = publisher.await(sent);
                 unconfirmed = null;
                 long publishedAt = ticker.getAsLong();
@@ -186,18 +186,23 @@ final class Worker implements Runnable {
                 boolean sendNext = next != null && !next.rows().isEmpty() && result.clean();
                 BatchPublisher.Sent nextSent = sendNext ? publisher.send(next.rows()) : null;
                 unconfirmed = nextSent;
+                long sentAt = ticker.getAsLong();
                 settler.settle(c, current.rows(), current.lanes(), result.outcomes(), lanes.heldFrom() > 0);
                 settled.add(new Settled(current.rows(), result));
                 total += current.rows().size();
                 if (log.isDebugEnabled()) {
-                    log.debug("{} - batch of {}: claim {} us, publish {} us, settle {} us{}", memberId,
+                    // claim: this batch's lock, claim and send for the first of a transaction, then the
+                    // next batch's claim; confirm wait: what was left of this batch's confirmations
+                    // after it; send: of the next batch, which the broker then has while this one is settled
+                    log.debug("{} - batch of {}: claim {} us, confirm wait {} us, send {} us, settle {} us{}", memberId,
                             current.rows().size(), (claimedAt - started) / 1000, (publishedAt - claimedAt) / 1000,
-                            (ticker.getAsLong() - publishedAt) / 1000, sendNext ? ", next batch sent" : "");
+                            (sentAt - publishedAt) / 1000, (ticker.getAsLong() - sentAt) / 1000,
+                            sendNext ? ", next batch sent" : "");
                 }
                 if (nextSent == null) {
                     break;
                 }
-                started = publishedAt;
+                started = ticker.getAsLong();
                 current = next;
                 sent = nextSent;
             }
