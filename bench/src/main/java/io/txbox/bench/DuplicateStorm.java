@@ -272,84 +272,19 @@ final class DuplicateStorm extends Scenario {
             }
             return ("ok " + m.key()).getBytes(StandardCharsets.UTF_8);
         };
-        int total = keys * copies;
-        AtomicInteger next = new AtomicInteger();
-        AtomicInteger settled = new AtomicInteger();
-        DelayQueue<Redelivery> redeliveries = new DelayQueue<>();
-        Recorder calls = new Recorder(3);
-        Recorder settle = new Recorder(3);
-        Map<Outcome.Status, AtomicInteger> outcomes = new ConcurrentHashMap<>();
-        AtomicLong errors = new AtomicLong();
-        CountDownLatch start = new CountDownLatch(1);
-        List<Thread> threads = new ArrayList<>();
-        for (int t = 0; t < senders; t++) {
-            Thread th = new Thread(() -> {
-                try {
-                    start.await();
-                    while (settled.get() < total) {
-                        // A due redelivery first, else the next fresh delivery, else wait for a redelivery.
-                        Redelivery d = redeliveries.poll();
-                        if (d == null) {
-                            int i = next.getAndIncrement();
-                            if (i < total) {
-                                int k = i / copies;
-                                d = new Redelivery(InboundMessage.of(consumer + "-" + k,
-                                        ("order " + k).getBytes(StandardCharsets.UTF_8)), System.nanoTime(), 0);
-                            } else {
-                                d = redeliveries.poll(1, TimeUnit.MILLISECONDS);
-                                if (d == null) {
-                                    continue;
-                                }
-                            }
-                        }
-                        long t0 = System.nanoTime();
-                        Outcome o;
-                        try {
-                            o = inbox.process(ds, d.message(), handler);
-                        } catch (RuntimeException e) {
-                            if (errors.incrementAndGet() <= 3) {
-                                System.err.println(name + ": delivery failed, redelivering: " + e);
-                            }
-                            redeliveries.add(d.later(backoffMs));
-                            continue;
-                        }
-                        long t1 = System.nanoTime();
-                        calls.recordValue((t1 - t0) / 1000);
-                        outcomes.computeIfAbsent(o.status(), s -> new AtomicInteger()).incrementAndGet();
-                        if (o.isFinal()) {
-                            settle.recordValue((t1 - d.firstSent()) / 1000);
-                            settled.incrementAndGet();
-                        } else {
-                            // as a broker redelivers: later, while this sender takes other work
-                            redeliveries.add(d.later(backoffMs));
-                        }
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "storm-" + t);
-            th.start();
-            threads.add(th);
-        }
-        long t0 = System.nanoTime();
-        start.countDown();
-        for (Thread th : threads) {
-            th.join();
-        }
-        double seconds = (System.nanoTime() - t0) / 1e9;
-        if (errors.get() > 0) {
-            report.note(name + ": " + errors.get() + " inbox calls failed and were redelivered");
+        Storm storm = storm(name, "storm-", consumer, m -> inbox.process(ds, m, handler));
+        if (storm.errors() > 0) {
+            report.note(name + ": " + storm.errors() + " inbox calls failed and were redelivered");
         }
         long effects = effectsOf(pool, consumer);
-        Map<Outcome.Status, Integer> o = new EnumMap<>(Outcome.Status.class);
-        outcomes.forEach((s, n) -> o.put(s, n.get()));
         Map<RedisListener.Answer, Integer> a = new EnumMap<>(RedisListener.Answer.class);
         answers.forEach((s, n) -> a.put(s, n.get()));
-        Side side = new Side(name, borrowed.get(), effects, seconds, calls.getIntervalHistogram(),
-                settle.getIntervalHistogram(), o, a);
+        Side side = new Side(name, borrowed.get(), effects, storm.seconds(), storm.calls(), storm.settle(),
+                storm.outcomes(), a);
         log("%s: %d deliveries in %.2f s (%.0f/s), %d transactions for %d effects (%.2f per effect), call p99 %.2f ms,"
-                + " outcomes %s%s", name, total, seconds, total / seconds, side.transactions(), effects,
-                side.txPerEffect(), side.calls().getValueAtPercentile(99) / 1000.0, o, a.isEmpty() ? "" : ", Redis " + a);
+                + " outcomes %s%s", name, storm.deliveries(), storm.seconds(), storm.deliveries() / storm.seconds(),
+                side.transactions(), effects, side.txPerEffect(), side.calls().getValueAtPercentile(99) / 1000.0,
+                storm.outcomes(), a.isEmpty() ? "" : ", Redis " + a);
         return side;
     }
 
@@ -402,6 +337,59 @@ final class DuplicateStorm extends Scenario {
     private Side dynamoSide(String name, DataSource pool, Dynamo dynamo, String consumer) throws Exception {
         DynamoStore store = DynamoStore.builder(consumer).client(dynamo.client).table(dynamo.table).build();
         long requestsBefore = dynamo.requests.get();
+        Storm storm = storm(name, "storm-dynamo-", consumer, m -> {
+            Outcome.Status status;
+            Claim claim = store.claim(m);
+            switch (claim.status()) {
+                case ACQUIRED -> {
+                    try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
+                            "INSERT INTO business (message_key, amount) VALUES (?, ?)")) {
+                        ps.setString(1, m.key());
+                        ps.setLong(2, 42);
+                        ps.executeUpdate();
+                    }
+                    if (workMs > 0) {
+                        Thread.sleep(workMs); // the rest of the business logic
+                    }
+                    store.complete(claim, ("ok " + m.key()).getBytes(StandardCharsets.UTF_8));
+                    status = Outcome.Status.PROCESSED;
+                }
+                case DUPLICATE -> status = Outcome.Status.DUPLICATE;
+                case DEAD -> status = Outcome.Status.DEAD;
+                default -> status = Outcome.Status.IN_FLIGHT;
+            }
+            return new Outcome(status, null, 0, null, null);
+        });
+        if (storm.errors() > 0) {
+            report.note(name + ": " + storm.errors() + " store calls failed and were redelivered");
+        }
+        long effects = effectsOf(pool, consumer);
+        Side side = new Side(name, dynamo.requests.get() - requestsBefore, effects, storm.seconds(), storm.calls(),
+                storm.settle(), storm.outcomes(), Map.of());
+        log("%s: %d deliveries in %.2f s (%.0f/s), %d DynamoDB requests for %d effects (%.2f per effect), call p99"
+                + " %.2f ms, outcomes %s", name, storm.deliveries(), storm.seconds(),
+                storm.deliveries() / storm.seconds(), side.transactions(), effects, side.txPerEffect(),
+                side.calls().getValueAtPercentile(99) / 1000.0, storm.outcomes());
+        return side;
+    }
+
+    /** One delivery through a side; a thrown failure is redelivered after the backoff. */
+    @FunctionalInterface
+    private interface Delivery {
+        Outcome deliver(InboundMessage message) throws java.sql.SQLException, InterruptedException;
+    }
+
+    /** What one side's storm measured: its length, call and settle latencies, outcomes and failed calls. */
+    private record Storm(int deliveries, double seconds, Histogram calls, Histogram settle,
+            Map<Outcome.Status, Integer> outcomes, long errors) {}
+
+    /**
+     * Every delivery of every key of {@code consumer} through {@code delivery}, {@code senders}
+     * threads pulling from one list. A call that fails, or whose outcome is not final, is
+     * redelivered after the backoff, as a broker redelivers.
+     */
+    private Storm storm(String name, String threadPrefix, String consumer, Delivery delivery)
+            throws InterruptedException {
         int total = keys * copies;
         AtomicInteger next = new AtomicInteger();
         AtomicInteger settled = new AtomicInteger();
@@ -417,6 +405,7 @@ final class DuplicateStorm extends Scenario {
                 try {
                     start.await();
                     while (settled.get() < total) {
+                        // A due redelivery first, else the next fresh delivery, else wait for a redelivery.
                         Redelivery d = redeliveries.poll();
                         if (d == null) {
                             int i = next.getAndIncrement();
@@ -432,27 +421,9 @@ final class DuplicateStorm extends Scenario {
                             }
                         }
                         long t0 = System.nanoTime();
-                        Outcome.Status status;
+                        Outcome o;
                         try {
-                            Claim claim = store.claim(d.message());
-                            switch (claim.status()) {
-                                case ACQUIRED -> {
-                                    try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                                            "INSERT INTO business (message_key, amount) VALUES (?, ?)")) {
-                                        ps.setString(1, d.message().key());
-                                        ps.setLong(2, 42);
-                                        ps.executeUpdate();
-                                    }
-                                    if (workMs > 0) {
-                                        Thread.sleep(workMs); // the rest of the business logic
-                                    }
-                                    store.complete(claim, ("ok " + d.message().key()).getBytes(StandardCharsets.UTF_8));
-                                    status = Outcome.Status.PROCESSED;
-                                }
-                                case DUPLICATE -> status = Outcome.Status.DUPLICATE;
-                                case DEAD -> status = Outcome.Status.DEAD;
-                                default -> status = Outcome.Status.IN_FLIGHT;
-                            }
+                            o = delivery.deliver(d.message());
                         } catch (RuntimeException | java.sql.SQLException e) {
                             if (errors.incrementAndGet() <= 3) {
                                 System.err.println(name + ": delivery failed, redelivering: " + e);
@@ -462,18 +433,19 @@ final class DuplicateStorm extends Scenario {
                         }
                         long t1 = System.nanoTime();
                         calls.recordValue((t1 - t0) / 1000);
-                        outcomes.computeIfAbsent(status, s -> new AtomicInteger()).incrementAndGet();
-                        if (status != Outcome.Status.IN_FLIGHT) {
+                        outcomes.computeIfAbsent(o.status(), s -> new AtomicInteger()).incrementAndGet();
+                        if (o.isFinal()) {
                             settle.recordValue((t1 - d.firstSent()) / 1000);
                             settled.incrementAndGet();
                         } else {
+                            // as a broker redelivers: later, while this sender takes other work
                             redeliveries.add(d.later(backoffMs));
                         }
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-            }, "storm-dynamo-" + t);
+            }, threadPrefix + t);
             th.start();
             threads.add(th);
         }
@@ -483,18 +455,9 @@ final class DuplicateStorm extends Scenario {
             th.join();
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
-        if (errors.get() > 0) {
-            report.note(name + ": " + errors.get() + " store calls failed and were redelivered");
-        }
-        long effects = effectsOf(pool, consumer);
         Map<Outcome.Status, Integer> o = new EnumMap<>(Outcome.Status.class);
-        outcomes.forEach((s, n) -> o.put(s, n.get()));
-        Side side = new Side(name, dynamo.requests.get() - requestsBefore, effects, seconds,
-                calls.getIntervalHistogram(), settle.getIntervalHistogram(), o, Map.of());
-        log("%s: %d deliveries in %.2f s (%.0f/s), %d DynamoDB requests for %d effects (%.2f per effect), call p99"
-                + " %.2f ms, outcomes %s", name, total, seconds, total / seconds, side.transactions(), effects,
-                side.txPerEffect(), side.calls().getValueAtPercentile(99) / 1000.0, o);
-        return side;
+        outcomes.forEach((st, n) -> o.put(st, n.get()));
+        return new Storm(total, seconds, calls.getIntervalHistogram(), settle.getIntervalHistogram(), o, errors.get());
     }
 
     private long effectsOf(DataSource pool, String consumer) throws Exception {

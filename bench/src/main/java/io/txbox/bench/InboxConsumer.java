@@ -1,7 +1,8 @@
 package io.txbox.bench;
 
-import io.txbox.inbox.Inbox;
 import io.txbox.inbox.InboundMessage;
+import io.txbox.inbox.Inbox;
+import io.txbox.internal.Connections;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -143,11 +144,7 @@ final class InboxConsumer implements AutoCloseable {
             }
             c.commit();
         } catch (SQLException | RuntimeException e) {
-            try {
-                c.rollback();
-            } catch (SQLException ignored) {
-                // the connection is broken; the consumer starts over
-            }
+            Connections.rollbackQuietly(c); // a failed rollback is a broken connection: the consumer starts over
             throw e;
         }
         long now = System.nanoTime();

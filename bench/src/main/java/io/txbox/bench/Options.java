@@ -3,6 +3,7 @@ package io.txbox.bench;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The options of one run, as its scenario reads them: each scenario reads the options it knows
@@ -72,16 +73,7 @@ final class Options {
     }
 
     long longValue(String name, long dflt, String description) {
-        declare(name, false, dflt, description);
-        String v = values.get(name);
-        long result;
-        try {
-            result = v == null ? dflt : parseCount(v);
-        } catch (NumberFormatException e) {
-            throw new UsageException("--" + name + " must be a whole number, but was '" + v + "'");
-        }
-        used.put(name, Long.toString(result));
-        return result;
+        return number(name, dflt, description, Options::parseCount, "a whole number");
     }
 
     int intValue(String name, int dflt) {
@@ -101,15 +93,20 @@ final class Options {
     }
 
     double doubleValue(String name, double dflt, String description) {
+        return number(name, dflt, description, Double::parseDouble, "a number");
+    }
+
+    /** Declares a numeric option, parses its value (or takes {@code dflt}) and echoes it into the parameters. */
+    private <T> T number(String name, T dflt, String description, Function<String, T> parse, String kind) {
         declare(name, false, dflt, description);
         String v = values.get(name);
-        double result;
+        T result;
         try {
-            result = v == null ? dflt : Double.parseDouble(v);
+            result = v == null ? dflt : parse.apply(v);
         } catch (NumberFormatException e) {
-            throw new UsageException("--" + name + " must be a number, but was '" + v + "'");
+            throw new UsageException("--" + name + " must be " + kind + ", but was '" + v + "'");
         }
-        used.put(name, Double.toString(result));
+        used.put(name, result.toString());
         return result;
     }
 

@@ -2,6 +2,7 @@ package io.txbox.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.inbox.Inbox;
+import io.txbox.internal.Connections;
 import io.txbox.outbox.Outbox;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
@@ -146,11 +147,7 @@ final class Soak extends Scenario {
                                     }
                                     c.commit();
                                 } catch (SQLException | RuntimeException e) {
-                                    try {
-                                        c.rollback();
-                                    } catch (SQLException ignored) {
-                                        // broken connection
-                                    }
+                                    Connections.rollbackQuietly(c); // a failed rollback is a broken connection
                                     throw e;
                                 }
                                 committed.incrementAndGet();

@@ -1,18 +1,14 @@
 package io.txbox.redis;
 
 import io.txbox.inbox.Claim;
-import io.txbox.inbox.DeadEntry;
-import io.txbox.inbox.Fingerprint;
 import io.txbox.inbox.Handler;
 import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
-import io.txbox.inbox.Receipt;
-import io.txbox.inbox.RetentionTask;
+import io.txbox.inbox.internal.ForwardingInbox;
 import io.txbox.internal.Args;
 import io.txbox.redis.RedisFront.Front;
 import java.sql.Connection;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -21,27 +17,18 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * {@link HybridInbox}: the {@link Inbox} API over a {@link RedisFront}, a Lua check in Redis
- * before the database inbox, which decides everything else.
+ * before the database inbox, which decides everything else. The calls the front does not
+ * change (receiving in the caller's transaction, operators, retention) go to the database
+ * inbox as they are.
  */
-final class HybridInboxImpl implements HybridInbox {
-    private final Inbox db;
+final class HybridInboxImpl extends ForwardingInbox implements HybridInbox {
     private final String consumer;
     private final RedisFront front;
 
     HybridInboxImpl(HybridInbox.Builder b) {
-        this.db = b.database;
-        this.consumer = db.consumer();
-        this.front = new RedisFront(b, consumer, db.fingerprint());
-    }
-
-    @Override
-    public String consumer() {
-        return db.consumer();
-    }
-
-    @Override
-    public Fingerprint fingerprint() {
-        return db.fingerprint();
+        super(b.database);
+        this.consumer = b.database.consumer();
+        this.front = new RedisFront(b, consumer, b.database.fingerprint());
     }
 
     @Override
@@ -68,7 +55,7 @@ final class HybridInboxImpl implements HybridInbox {
                 return new Outcome(Outcome.Status.IN_FLIGHT, null, 0, "another delivery of the key is in flight",
                         null);
             case MISS:
-                return db.process(ds, message, handler);
+                return delegate().process(ds, message, handler);
             case MARKED:
             case UNKNOWN:
             default:
@@ -80,7 +67,7 @@ final class HybridInboxImpl implements HybridInbox {
         try {
             Outcome outcome;
             try {
-                outcome = db.process(ds, message, handler);
+                outcome = delegate().process(ds, message, handler);
             } catch (RuntimeException e) {
                 front.unmark(key, "unmark");
                 throw e;
@@ -94,21 +81,6 @@ final class HybridInboxImpl implements HybridInbox {
         } finally {
             front.ran(f, mine);
         }
-    }
-
-    @Override
-    public Receipt receive(Connection tx, InboundMessage message) {
-        return db.receive(tx, message);
-    }
-
-    @Override
-    public void storeResult(Connection tx, InboundMessage message, byte[] result) {
-        db.storeResult(tx, message, result);
-    }
-
-    @Override
-    public Outcome recordFailure(DataSource ds, InboundMessage message, Throwable error) {
-        return db.recordFailure(ds, message, error);
     }
 
     // ---- two-phase mode ----
@@ -125,7 +97,7 @@ final class HybridInboxImpl implements HybridInbox {
                 return Claim.of(consumer, message.key(), message.tenant(), Claim.Status.IN_FLIGHT, 0, null, null, null,
                         null, null);
             case MISS:
-                return db.claim(ds, message);
+                return delegate().claim(ds, message);
             case MARKED:
             case UNKNOWN:
             default:
@@ -134,7 +106,7 @@ final class HybridInboxImpl implements HybridInbox {
         byte[] key = Objects.requireNonNull(f.key());
         Claim claim;
         try {
-            claim = db.claim(ds, message);
+            claim = delegate().claim(ds, message);
         } catch (RuntimeException e) {
             front.unmark(key, "unmark");
             throw e;
@@ -151,7 +123,7 @@ final class HybridInboxImpl implements HybridInbox {
     @Override
     public void complete(DataSource ds, Claim claim, byte @Nullable [] result) {
         Args.notNull(claim, "claim");
-        db.complete(ds, claim, result);
+        delegate().complete(ds, claim, result);
         front.cache(front.keyOf(claim), null, result, null, null, claim.fencingToken(), "cache");
     }
 
@@ -159,7 +131,7 @@ final class HybridInboxImpl implements HybridInbox {
     public void complete(Connection tx, Claim claim, byte @Nullable [] result) {
         Args.notNull(claim, "claim");
         try {
-            db.complete(tx, claim, result);
+            delegate().complete(tx, claim, result);
         } finally {
             // Not committed yet: duplicates must ask the database, which waits for this transaction.
             front.unmark(front.keyOf(claim), "unmark");
@@ -170,7 +142,7 @@ final class HybridInboxImpl implements HybridInbox {
     public void complete(DataSource ds, Claim claim, int resultStatus, Map<String, List<String>> resultHeaders,
             byte[] body) {
         Args.notNull(claim, "claim");
-        db.complete(ds, claim, resultStatus, resultHeaders, body);
+        delegate().complete(ds, claim, resultStatus, resultHeaders, body);
         front.cache(front.keyOf(claim), null, body, resultStatus, resultHeaders, claim.fencingToken(), "cache");
     }
 
@@ -179,7 +151,7 @@ final class HybridInboxImpl implements HybridInbox {
             byte[] body) {
         Args.notNull(claim, "claim");
         try {
-            db.complete(tx, claim, resultStatus, resultHeaders, body);
+            delegate().complete(tx, claim, resultStatus, resultHeaders, body);
         } finally {
             front.unmark(front.keyOf(claim), "unmark");
         }
@@ -189,7 +161,7 @@ final class HybridInboxImpl implements HybridInbox {
     public Outcome fail(DataSource ds, Claim claim, Throwable error) {
         Args.notNull(claim, "claim");
         try {
-            return db.fail(ds, claim, error);
+            return delegate().fail(ds, claim, error);
         } finally {
             front.unmark(front.keyOf(claim), "unmark");
         }
@@ -199,36 +171,9 @@ final class HybridInboxImpl implements HybridInbox {
     public void release(DataSource ds, Claim claim) {
         Args.notNull(claim, "claim");
         try {
-            db.release(ds, claim);
+            delegate().release(ds, claim);
         } finally {
             front.unmark(front.keyOf(claim), "unmark");
         }
-    }
-
-    // ---- operators and retention: the database's ----
-
-    @Override
-    public boolean resetDead(DataSource ds, String key) {
-        return db.resetDead(ds, key);
-    }
-
-    @Override
-    public boolean resetDead(DataSource ds, String key, @Nullable String tenant) {
-        return db.resetDead(ds, key, tenant);
-    }
-
-    @Override
-    public List<DeadEntry> listDead(DataSource ds, int limit) {
-        return db.listDead(ds, limit);
-    }
-
-    @Override
-    public int purgeCompleted(DataSource ds) {
-        return db.purgeCompleted(ds);
-    }
-
-    @Override
-    public RetentionTask retentionTask(DataSource ds, Duration every) {
-        return db.retentionTask(ds, every);
     }
 }

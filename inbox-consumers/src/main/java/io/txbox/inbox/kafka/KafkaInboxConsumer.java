@@ -183,12 +183,7 @@ public interface KafkaInboxConsumer extends InboxConsumer {
          * {@code enable.auto.commit=true} (offsets are committed after the database commit).
          */
         public Builder consumerProperty(String name, Object value) {
-            Args.configured(name, "consumer property name");
-            Args.configured(value, "value of consumer property " + name);
-            if (OWNED.contains(name)) {
-                throw new ConfigException("consumer property " + name + " is set by txbox (byte arrays), but was given "
-                        + Texts.quote(String.valueOf(value)));
-            }
+            refuseOwned(OWNED, "consumer", name, value);
             if (ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG.equals(name)
                     && !"false".equals(String.valueOf(value).trim().toLowerCase(Locale.ROOT))) {
                 throw new ConfigException("consumer property enable.auto.commit must be false: offsets are committed "
@@ -203,14 +198,19 @@ public interface KafkaInboxConsumer extends InboxConsumer {
          * {@code bootstrap.servers}, {@code acks=all} and idempotence. Refused: the serializers.
          */
         public Builder producerProperty(String name, Object value) {
-            Args.configured(name, "producer property name");
-            Args.configured(value, "value of producer property " + name);
-            if (OWNED_PRODUCER.contains(name)) {
-                throw new ConfigException("producer property " + name + " is set by txbox (byte arrays), but was given "
-                        + Texts.quote(String.valueOf(value)));
-            }
+            refuseOwned(OWNED_PRODUCER, "producer", name, value);
             producerProperties.put(name, value);
             return this;
+        }
+
+        /** Refuses a missing name or value, and a property txbox sets itself ({@code owned}). */
+        private static void refuseOwned(Set<String> owned, String client, String name, Object value) {
+            Args.configured(name, client + " property name");
+            Args.configured(value, "value of " + client + " property " + name);
+            if (owned.contains(name)) {
+                throw new ConfigException(client + " property " + name + " is set by txbox (byte arrays), but was given "
+                        + Texts.quote(String.valueOf(value)));
+            }
         }
 
         /**
