@@ -45,16 +45,13 @@ import org.jspecify.annotations.Nullable;
  * locking statement (the lanes' {@code FOR UPDATE}) locks only the rows it returns, where InnoDB's
  * default REPEATABLE READ also locks the gaps it scanned. The claim itself is a plain read.
  *
- * <p>Rows are changed by primary key, so no statement scans and locks a range: published rows in
- * {@code IN} lists ({@link #delete}), the rest one key at a time in JDBC batches ({@link #retry},
- * {@link #deadLetter}, lane updates). Times are read as
+ * <p>Rows are changed one primary key at a time, in JDBC batches ({@link #delete}, {@link #retry},
+ * {@link #deadLetter}, lane updates), so no statement scans and locks a range. Times are read as
  * epoch seconds ({@code UNIX_TIMESTAMP}) and ages computed by the server, so the session's time
  * zone never shifts them.
  */
 final class MariaDbRelayStore implements RelayStore {
     static final String NOW = "CURRENT_TIMESTAMP(6)";
-    /** Primary keys per delete statement: {@value}. */
-    private static final int DELETE_CHUNK = 500;
     /** A JSON array parameter of numbers, as a one-column table {@code j(v)} of {@code type}. */
     static final String IDS = "(SELECT j.v FROM JSON_TABLE(?, '$[*]' COLUMNS (v %s PATH '$')) AS j)";
 
@@ -62,9 +59,7 @@ final class MariaDbRelayStore implements RelayStore {
     private final String schema;
     private final MariaDbLaneStore lanes;
     private final ClaimStatements claims;
-    /** {@code DELETE ... WHERE id}, completed by {@link #deleteIn}. */
     private final String delete;
-    private final String deleteChunk;
     private final String retry;
     private final String hold;
     private final String unhold;
@@ -107,8 +102,7 @@ final class MariaDbRelayStore implements RelayStore {
                 claimed + skipping + after + tail, claimed + chained + noLateRow + tail,
                 claimed + skipping + chained + noLateRowSkipping + tail);
 
-        delete = "DELETE FROM " + o + " WHERE id";
-        deleteChunk = deleteIn(DELETE_CHUNK);
+        delete = "DELETE FROM " + o + " WHERE id = ?";
         retry = "UPDATE " + o + " SET attempts = attempts + ?, last_error = ?, available_at = " + NOW
                 + " + INTERVAL ? MICROSECOND WHERE id = ?";
         // a parked hold keeps the time it was first parked; a retried one stays as it is
@@ -272,21 +266,18 @@ final class MariaDbRelayStore implements RelayStore {
         if (ids.length == 0) {
             return;
         }
-        // IN lists of primary keys: point lookups that lock only the rows they delete (READ
-        // COMMITTED), one statement per chunk instead of one per row
-        for (int from = 0; from < ids.length; from += DELETE_CHUNK) {
-            int n = Math.min(DELETE_CHUNK, ids.length - from);
-            try (PreparedStatement ps = c.prepareStatement(n == DELETE_CHUNK ? deleteChunk : deleteIn(n))) {
-                for (int i = 0; i < n; i++) {
-                    ps.setLong(i + 1, ids[from + i]);
-                }
-                ps.executeUpdate();
+        // One primary key per statement, never an IN list: when a batch's ids are a large share of
+        // the outbox, the optimizer scans the table for an IN list, and a scanning delete waits for
+        // the lock of every row it reads, a sender's uncommitted one too. A sender's transaction
+        // open past the lane lease then ends the delete at the statement limit, and the batch, already
+        // published, rolls back and is published again.
+        try (PreparedStatement ps = c.prepareStatement(delete)) {
+            for (long id : ids) {
+                ps.setLong(1, id);
+                ps.addBatch();
             }
+            ps.executeBatch();
         }
-    }
-
-    private String deleteIn(int n) {
-        return delete + " IN (" + "?,".repeat(n - 1) + "?)";
     }
 
     @Override
