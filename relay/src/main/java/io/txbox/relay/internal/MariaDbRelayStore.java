@@ -45,8 +45,9 @@ import org.jspecify.annotations.Nullable;
  * locking statement (the lanes' {@code FOR UPDATE}) locks only the rows it returns, where InnoDB's
  * default REPEATABLE READ also locks the gaps it scanned. The claim itself is a plain read.
  *
- * <p>Rows are changed one primary key at a time, in JDBC batches ({@link #delete}, {@link #retry},
- * {@link #deadLetter}, lane updates), so no statement scans and locks a range. Times are read as
+ * <p>Rows are changed by primary key, so no statement scans and locks a range: published rows by
+ * one join of the batch's ids to the outbox ({@link #delete}), the rest one key at a time in JDBC
+ * batches ({@link #retry}, {@link #deadLetter}, lane updates). Times are read as
  * epoch seconds ({@code UNIX_TIMESTAMP}) and ages computed by the server, so the session's time
  * zone never shifts them.
  */
@@ -102,7 +103,9 @@ final class MariaDbRelayStore implements RelayStore {
                 claimed + skipping + after + tail, claimed + chained + noLateRow + tail,
                 claimed + skipping + chained + noLateRowSkipping + tail);
 
-        delete = "DELETE FROM " + o + " WHERE id = ?";
+        // the ids first, then each outbox row by its primary key (see delete)
+        delete = "DELETE o FROM JSON_TABLE(?, '$[*]' COLUMNS (v bigint PATH '$')) AS j STRAIGHT_JOIN " + o
+                + " AS o ON o.id = j.v";
         retry = "UPDATE " + o + " SET attempts = attempts + ?, last_error = ?, available_at = " + NOW
                 + " + INTERVAL ? MICROSECOND WHERE id = ?";
         // a parked hold keeps the time it was first parked; a retried one stays as it is
@@ -128,6 +131,11 @@ final class MariaDbRelayStore implements RelayStore {
     /** {@code lanes} as the JSON array parameter the lane lists bind. */
     static String json(Collection<? extends Number> numbers) {
         return numbers.stream().map(String::valueOf).collect(Collectors.joining(",", "[", "]"));
+    }
+
+    /** {@code ids} as a JSON array parameter. */
+    static String json(long[] ids) {
+        return json(java.util.Arrays.stream(ids).boxed().toList());
     }
 
     /** Epoch seconds with microseconds, as {@code UNIX_TIMESTAMP} returns them, as an instant. */
@@ -266,17 +274,15 @@ final class MariaDbRelayStore implements RelayStore {
         if (ids.length == 0) {
             return;
         }
-        // One primary key per statement, never an IN list: when a batch's ids are a large share of
+        // One statement that reads the batch's ids and then each outbox row by its primary key
+        // (STRAIGHT_JOIN keeps that order), never an IN list: when a batch's ids are a large share of
         // the outbox, the optimizer scans the table for an IN list, and a scanning delete waits for
         // the lock of every row it reads, a sender's uncommitted one too. A sender's transaction
         // open past the lane lease then ends the delete at the statement limit, and the batch, already
         // published, rolls back and is published again.
         try (PreparedStatement ps = c.prepareStatement(delete)) {
-            for (long id : ids) {
-                ps.setLong(1, id);
-                ps.addBatch();
-            }
-            ps.executeBatch();
+            ps.setString(1, json(ids));
+            ps.executeUpdate();
         }
     }
 
