@@ -50,7 +50,6 @@ final class MariaDbLaneStore implements LaneStore {
         String l = r.render(TXBOX_RELAY_LANE);
         String m = r.render(TXBOX_RELAY_MEMBER);
         String h = r.render(TXBOX_OUTBOX_KEY_HOLD);
-        String lanesParam = String.format(MariaDbRelayStore.IDS, "smallint");
 
         StringBuilder values = new StringBuilder();
         for (int lane = 0; lane < Lanes.COUNT; lane++) {
@@ -78,9 +77,13 @@ final class MariaDbLaneStore implements LaneStore {
         ownedAny = "SELECT lane FROM " + l + " WHERE owner = ?";
         leave = "DELETE FROM " + m + " WHERE member_id = ?";
 
-        // with the lowest row a key of the lane is held at: the worker's claim floor stays below it
-        lockLanes = "SELECT lane, fence, COALESCE(blocked_until > " + NOW + ", 0), (SELECT min(h.row_id) FROM " + h
-                + " h WHERE h.lane = " + l + ".lane) FROM " + l + " WHERE owner = ? AND lane IN " + lanesParam + " FOR UPDATE";
+        // with the lowest row a key of the lane is held at: the worker's claim floor stays below it.
+        // The lane ids first, then each lane row by its primary key (STRAIGHT_JOIN keeps that order): an
+        // IN list scans the lane table, and a locking scan waits for every other worker's lanes until
+        // their batches commit, which made the workers take turns
+        lockLanes = "SELECT x.lane, x.fence, COALESCE(x.blocked_until > " + NOW + ", 0), (SELECT min(h.row_id) FROM " + h
+                + " h WHERE h.lane = x.lane) FROM " + MariaDbRelayStore.IDS_TABLE.formatted("smallint")
+                + " STRAIGHT_JOIN " + l + " AS x ON x.lane = j.v WHERE x.owner = ? FOR UPDATE";
         renewLane = "UPDATE " + l + " SET lease_until = " + NOW + " + INTERVAL ? MICROSECOND WHERE lane = ?";
     }
 
@@ -187,8 +190,9 @@ final class MariaDbLaneStore implements LaneStore {
         Map<Short, Boolean> held = new LinkedHashMap<>();
         long heldFrom = 0;
         try (PreparedStatement ps = c.prepareStatement(lockLanes)) {
-            ps.setString(1, memberId);
-            ps.setString(2, json(owned.keySet()));
+            // in lane order, as every worker locks its lanes
+            ps.setString(1, json(new java.util.TreeSet<>(owned.keySet())));
+            ps.setString(2, memberId);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     short lane = rs.getShort(1);

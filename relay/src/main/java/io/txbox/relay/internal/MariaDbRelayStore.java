@@ -53,8 +53,13 @@ import org.jspecify.annotations.Nullable;
  */
 final class MariaDbRelayStore implements RelayStore {
     static final String NOW = "CURRENT_TIMESTAMP(6)";
-    /** A JSON array parameter of numbers, as a one-column table {@code j(v)} of {@code type}. */
-    static final String IDS = "(SELECT j.v FROM JSON_TABLE(?, '$[*]' COLUMNS (v %s PATH '$')) AS j)";
+    /**
+     * A JSON array parameter of numbers as a table {@code j(v)} of {@code type}: joined first
+     * ({@code STRAIGHT_JOIN}), it reaches each row of the next table by its primary key.
+     */
+    static final String IDS_TABLE = "JSON_TABLE(?, '$[*]' COLUMNS (v %s PATH '$')) AS j";
+    /** {@link #IDS_TABLE} as a subquery of its one column. */
+    static final String IDS = "(SELECT j.v FROM " + IDS_TABLE + ")";
 
     private final Dialect dialect;
     private final String schema;
@@ -104,8 +109,7 @@ final class MariaDbRelayStore implements RelayStore {
                 claimed + skipping + chained + noLateRowSkipping + tail);
 
         // the ids first, then each outbox row by its primary key (see delete)
-        delete = "DELETE o FROM JSON_TABLE(?, '$[*]' COLUMNS (v bigint PATH '$')) AS j STRAIGHT_JOIN " + o
-                + " AS o ON o.id = j.v";
+        delete = "DELETE o FROM " + IDS_TABLE.formatted("bigint") + " STRAIGHT_JOIN " + o + " AS o ON o.id = j.v";
         retry = "UPDATE " + o + " SET attempts = attempts + ?, last_error = ?, available_at = " + NOW
                 + " + INTERVAL ? MICROSECOND WHERE id = ?";
         // a parked hold keeps the time it was first parked; a retried one stays as it is

@@ -14,6 +14,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -22,7 +23,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What only MariaDB needs proving about the relay's claim ({@link MariaDbRelayStore#claim}): it
- * locks no row and no gap, so it holds no send back at either isolation level. The relay as a whole runs on both
+ * locks no row and no gap, so it holds no send back at either isolation level; and a worker's lane
+ * lock waits for no other worker's lanes. The relay as a whole runs on both
  * databases in the relay suites.
  */
 class MariaDbRelayStoreIT {
@@ -118,6 +120,34 @@ class MariaDbRelayStoreIT {
         try (Connection relay = claimer()) {
             assertThat(claim(relay, List.of(7), 10, "d")).containsExactly("e-row");
             relay.rollback();
+        }
+    }
+
+    /**
+     * A worker locks its own lanes by primary key: another worker's lanes, locked for the whole of
+     * its batch, hold it up for no time. A scan of the lane table would wait for them until this
+     * session's lock wait limit (here 1 s), which made every worker wait for the others' commits.
+     */
+    @Test
+    void lockLanes_anotherWorkersLanesLockedMidBatch_locksItsOwnWithoutWaiting() throws Exception {
+        String lanes = DB.qualified(tables.schema(), tables.relayLaneTable());
+        try (Connection c = DB.connection(); Statement st = c.createStatement()) {
+            st.execute("delete from " + lanes);
+            st.execute("insert into " + lanes + " (lane, owner, fence, lease_until) select seq, if(seq < 4, 'w-a', 'w-b'), 1,"
+                    + " current_timestamp(6) + interval 1 minute from seq_0_to_7");
+        }
+        Map<Short, Long> a = Map.of((short) 0, 1L, (short) 1, 1L, (short) 2, 1L, (short) 3, 1L);
+        Map<Short, Long> b = Map.of((short) 4, 1L, (short) 5, 1L, (short) 6, 1L, (short) 7, 1L);
+        try (Connection first = claimer(); Connection second = DB.connection()) {
+            assertThat(store.lanes().lockLanes(first, "w-a", a, false, Duration.ofSeconds(10)).held()).containsOnlyKeys(a.keySet());
+            second.setAutoCommit(false);
+            store.prepareSession(second, Duration.ofSeconds(1));
+            second.commit();
+            // the first worker's batch is still open
+            assertThat(store.lanes().lockLanes(second, "w-b", b, false, Duration.ofSeconds(1)).held())
+                    .containsOnlyKeys(b.keySet());
+            second.commit();
+            first.commit();
         }
     }
 
