@@ -5,9 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.TxboxTables;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRabbit;
-import io.txbox.testkit.TxboxSchema;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,13 +18,14 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 
-/** The standalone relay's readiness probe names a RabbitMQ exchange that does not exist. */
+/** The standalone relay's readiness probe names a RabbitMQ exchange that does not exist, on either database. */
 class StandaloneReadinessIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.perClass();
@@ -32,7 +35,9 @@ class StandaloneReadinessIT {
 
     @BeforeAll
     static void setUp() throws Exception {
-        TxboxSchema.migrated(PG);
+        for (TestDatabase db : DBS.all()) {
+            TxboxMigrations.migrate(db.dataSource(), TxboxTables.inSchema(db.schema()));
+        }
         admin = RABBIT.newConnection();
         ch = admin.createChannel();
     }
@@ -42,14 +47,16 @@ class StandaloneReadinessIT {
         admin.close();
     }
 
-    @Test
-    void missingExchange_standaloneReadiness_isDownNamingTheExchange() throws Exception {
-        String missing = RABBIT.name("absent");
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void missingExchange_standaloneReadiness_isDownNamingTheExchange(TestDatabase db) throws Exception {
+        // one exchange per database: the first run declares its own
+        String missing = RABBIT.name("absent-" + db.kind().name().toLowerCase(java.util.Locale.ROOT));
         RelayConfig config = RelayConfig.load(null, Map.of(
-                "TXBOX_JDBC_URL", PG.jdbcUrl(),
-                "TXBOX_JDBC_USER", PG.user(),
-                "TXBOX_JDBC_PASSWORD", PG.password(),
-                "TXBOX_SCHEMA", PG.schema(),
+                "TXBOX_JDBC_URL", db.jdbcUrl(),
+                "TXBOX_JDBC_USER", db.user(),
+                "TXBOX_JDBC_PASSWORD", db.password(),
+                "TXBOX_SCHEMA", db.schema(),
                 "TXBOX_RABBITMQ_URI", RABBIT.uri(),
                 "TXBOX_DESTINATION_ABSENT", "rabbitmq:" + missing,
                 "TXBOX_HTTP_HOST", "127.0.0.1",
