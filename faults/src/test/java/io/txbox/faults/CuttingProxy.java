@@ -6,21 +6,25 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A TCP proxy in front of PostgreSQL that can lose a reply: once armed, the next bytes the
+ * A TCP proxy in front of a database that can lose a reply: once armed, the next bytes the
  * server sends are dropped and both sockets closed. Armed right before a COMMIT, the server
- * commits but the client never hears so: a commit whose outcome is unknown.
+ * commits but the client never hears so: a commit whose outcome is unknown. It can lose a
+ * request the same way: a COMMIT the client sent that the server never receives.
  */
 final class CuttingProxy implements AutoCloseable {
     private final ServerSocket server;
     private final String host;
     private final int port;
     private final AtomicBoolean armed = new AtomicBoolean();
+    private final AtomicReference<byte[]> requestMarker = new AtomicReference<>();
     private final AtomicInteger cuts = new AtomicInteger();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
 
@@ -40,6 +44,11 @@ final class CuttingProxy implements AutoCloseable {
     /** Drops the server's next reply (whichever connection gets one first) and cuts that connection. */
     void cutOnNextReply() {
         armed.set(true);
+    }
+
+    /** Drops the client's next request that contains {@code text} (in its wire bytes) and cuts that connection. */
+    void cutOnNextRequestContaining(String text) {
+        requestMarker.set(text.getBytes(StandardCharsets.UTF_8));
     }
 
     int cuts() {
@@ -73,6 +82,12 @@ final class CuttingProxy implements AutoCloseable {
                         cuts.incrementAndGet();
                         break;
                     }
+                    byte[] marker = requestMarker.get();
+                    if (!replies && marker != null && contains(buf, n, marker)
+                            && requestMarker.compareAndSet(marker, null)) {
+                        cuts.incrementAndGet();
+                        break;
+                    }
                     out.write(buf, 0, n);
                     out.flush();
                 }
@@ -85,6 +100,19 @@ final class CuttingProxy implements AutoCloseable {
         }, "cutting-proxy-pump");
         t.setDaemon(true);
         t.start();
+    }
+
+    private static boolean contains(byte[] buf, int n, byte[] marker) {
+        for (int i = 0; i + marker.length <= n; i++) {
+            int j = 0;
+            while (j < marker.length && buf[i + j] == marker[j]) {
+                j++;
+            }
+            if (j == marker.length) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void closeQuietly(Socket s) {

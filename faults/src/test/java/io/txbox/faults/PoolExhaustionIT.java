@@ -10,39 +10,34 @@ import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
 import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 
 /** An exhausted pool fails fast with a retryable error, runs nothing, and recovers once a connection is free. */
 class PoolExhaustionIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
-    static TxboxTables tables;
-    static Effects effects;
-
-    @BeforeAll
-    static void setUp() {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        effects = new Effects(PG.dataSource());
-    }
-
-    @Test
-    void inbox_poolExhausted_failsFastWithRetryableErrorAndRunsNothing() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void inbox_poolExhausted_failsFastWithRetryableErrorAndRunsNothing(TestDatabase db) throws Exception {
+        TxboxTables tables = TxboxTables.inSchema(db.schema());
+        TxboxMigrations.migrate(db.dataSource(), tables);
+        Effects effects = new Effects(db.dataSource());
         String name = "pool-exhausted";
         InboundMessage message = InboundMessage.of("p-1", "x".getBytes(StandardCharsets.UTF_8));
         Inbox inbox = Inbox.builder(name).tables(tables).build();
         AtomicInteger runs = new AtomicInteger();
-        try (HikariDataSource ds = Pools.pool(PG.jdbcUrl(), PG.user(), name, 2, CONNECTION_TIMEOUT, null)) {
+        try (HikariDataSource ds = Pools.pool(db, name, 2, CONNECTION_TIMEOUT, null)) {
             try (Connection a = ds.getConnection(); Connection b = ds.getConnection()) {
                 failsFast(() -> inbox.process(ds, message, (tx, m) -> {
                     runs.incrementAndGet();
@@ -53,7 +48,7 @@ class PoolExhaustionIT {
                 failsFast(() -> inbox.listDead(ds, 10));
             }
             assertThat(runs).hasValue(0);
-            assertThat(effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.inboxTable()))).isZero();
+            assertThat(effects.queryLong("SELECT count(*) FROM " + db.qualified(db.schema(), tables.inboxTable()))).isZero();
 
             Outcome after = inbox.process(ds, message, (tx, m) -> {
                 runs.incrementAndGet();

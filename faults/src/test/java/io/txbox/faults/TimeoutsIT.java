@@ -12,116 +12,132 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
 import io.txbox.inbox.Receipt;
 import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 
 /**
- * statement_timeout and lock_timeout firing, in the handler and in the inbox's own statement. A
+ * Statement and lock timeouts firing, in the handler and in the inbox's own statement. A
  * timeout never leaves an effect; a handler timeout is a counted attempt, an inbox timeout a
  * retryable error that records nothing; the next delivery applies the message once.
  */
 class TimeoutsIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(10);
+    static final TestDatabases DBS = TestDatabases.perClass(10);
 
-    static TxboxTables tables;
-    static Effects effects;
+    private static final Map<TestDatabase, TxboxTables> MIGRATED = new ConcurrentHashMap<>();
 
-    @BeforeAll
-    static void setUp() {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        effects = new Effects(PG.dataSource());
-        effects.exec("CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL)");
-        effects.exec("INSERT INTO accounts VALUES (1, 100)");
+    /** The migrated tables of {@code db}, with the effects table and one business row, set up once. */
+    private static TxboxTables tables(TestDatabase db) {
+        return MIGRATED.computeIfAbsent(db, d -> {
+            TxboxTables t = TxboxTables.inSchema(d.schema());
+            TxboxMigrations.migrate(d.dataSource(), t);
+            Effects effects = new Effects(d.dataSource());
+            effects.exec("CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL)");
+            effects.exec("INSERT INTO accounts VALUES (1, 100)");
+            return t;
+        });
     }
 
     private static InboundMessage message(String key) {
         return InboundMessage.of(key, key.getBytes(StandardCharsets.UTF_8));
     }
 
-    @Test
-    void process_statementTimeoutInHandler_attemptCountedWithoutEffect_retryAppliesOnce() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_statementTimeoutInHandler_attemptCountedWithoutEffect_retryAppliesOnce(TestDatabase db) {
+        TxboxTables tables = tables(db);
+        Effects effects = new Effects(db.dataSource());
+        FaultSql sql = FaultSql.of(db);
         String name = "stmt-timeout-handler";
         String key = "t-1";
         AtomicInteger runs = new AtomicInteger();
         Handler handler = (tx, m) -> {
             Effects.apply(tx, name, m.key());
             if (runs.incrementAndGet() == 1) {
-                try (Statement s = tx.createStatement()) {
-                    s.execute("SET LOCAL statement_timeout = '50ms'");
-                    s.execute("SELECT pg_sleep(5)");
-                }
+                sql.executeWithStatementTimeout(tx, Duration.ofMillis(50), sql.sleep(5, "handler"));
             }
             return null;
         };
         Inbox inbox = Inbox.builder(name).tables(tables).build();
         long start = System.nanoTime();
-        Outcome first = inbox.process(PG.dataSource(), message(key), handler);
+        Outcome first = inbox.process(db.dataSource(), message(key), handler);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
         assertThat(first.status()).isEqualTo(Outcome.Status.FAILED);
         assertThat(first.attempts()).isEqualTo(1);
-        assertThat(first.reason()).contains("statement timeout");
+        assertThat(first.reason()).contains(sql.statementTimeoutMessage());
         assertThat(effects.count(name, key)).isZero();
 
-        Outcome second = inbox.process(PG.dataSource(), message(key), handler);
+        Outcome second = inbox.process(db.dataSource(), message(key), handler);
         assertThat(second.status()).isEqualTo(Outcome.Status.PROCESSED);
         assertThat(second.attempts()).isEqualTo(2);
         assertThat(effects.count(name, key)).isEqualTo(1);
     }
 
-    @Test
-    void process_lockTimeoutInHandlerOnBusinessRow_attemptCountedWithoutEffect_retryAppliesOnce() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_lockTimeoutInHandlerOnBusinessRow_attemptCountedWithoutEffect_retryAppliesOnce(TestDatabase db)
+            throws Exception {
+        TxboxTables tables = tables(db);
+        Effects effects = new Effects(db.dataSource());
+        FaultSql sql = FaultSql.of(db);
         String name = "lock-timeout-handler";
         String key = "t-2";
         Handler handler = (tx, m) -> {
             Effects.apply(tx, name, m.key());
-            try (Statement s = tx.createStatement()) {
-                s.execute("SET LOCAL lock_timeout = '100ms'");
-                s.execute("UPDATE accounts SET balance = balance - 1 WHERE id = 1");
-            }
+            sql.executeWithLockTimeout(tx, Duration.ofMillis(100), "UPDATE accounts SET balance = balance - 1 WHERE id = 1");
             return null;
         };
         Inbox inbox = Inbox.builder(name).tables(tables).build();
-        try (Connection holder = PG.dataSource().getConnection()) {
+        try (Connection holder = db.dataSource().getConnection()) {
             holder.setAutoCommit(false);
             try (Statement s = holder.createStatement()) {
                 s.execute("SELECT * FROM accounts WHERE id = 1 FOR UPDATE");
             }
-            Outcome first = inbox.process(PG.dataSource(), message(key), handler);
+            Outcome first = inbox.process(db.dataSource(), message(key), handler);
             assertThat(first.status()).isEqualTo(Outcome.Status.FAILED);
-            assertThat(first.reason()).contains("lock timeout");
+            assertThat(first.reason()).contains(sql.lockTimeoutMessage());
             assertThat(effects.count(name, key)).isZero();
             holder.rollback();
         }
-        assertThat(inbox.process(PG.dataSource(), message(key), handler).status()).isEqualTo(Outcome.Status.PROCESSED);
+        assertThat(inbox.process(db.dataSource(), message(key), handler).status()).isEqualTo(Outcome.Status.PROCESSED);
         assertThat(effects.count(name, key)).isEqualTo(1);
         assertThat(effects.queryLong("SELECT balance FROM accounts WHERE id = 1")).isEqualTo(99);
     }
 
-    @Test
-    void process_lockTimeoutWhileConcurrentDeliveryHoldsKey_retryableNothingRecorded_retryAppliesOnce() throws Exception {
-        timeoutWhileKeyHeld("lock-timeout-key", "SET lock_timeout = '150ms'", "55P03");
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_lockTimeoutWhileConcurrentDeliveryHoldsKey_retryableNothingRecorded_retryAppliesOnce(TestDatabase db)
+            throws Exception {
+        FaultSql sql = FaultSql.of(db);
+        timeoutWhileKeyHeld(db, "lock-timeout-key", sql.sessionLockTimeout(Duration.ofMillis(150)), sql.lockTimeoutState());
     }
 
-    @Test
-    void process_statementTimeoutWhileConcurrentDeliveryHoldsKey_retryableNothingRecorded_retryAppliesOnce()
-            throws Exception {
-        timeoutWhileKeyHeld("stmt-timeout-key", "SET statement_timeout = '150ms'", "57014");
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_statementTimeoutWhileConcurrentDeliveryHoldsKey_retryableNothingRecorded_retryAppliesOnce(
+            TestDatabase db) throws Exception {
+        FaultSql sql = FaultSql.of(db);
+        timeoutWhileKeyHeld(db, "stmt-timeout-key", sql.sessionStatementTimeout(Duration.ofMillis(150)),
+                sql.statementTimeoutState());
     }
 
     /**
      * A first delivery holds the key in an open transaction; a concurrent duplicate, on a pool
      * whose connections carry {@code setting}, waits on the key until the timeout fires.
      */
-    private void timeoutWhileKeyHeld(String name, String setting, String sqlState) throws Exception {
+    private void timeoutWhileKeyHeld(TestDatabase db, String name, String setting, String sqlState) throws Exception {
+        TxboxTables tables = tables(db);
+        Effects effects = new Effects(db.dataSource());
         String key = name + "-k";
         Inbox inbox = Inbox.builder(name).tables(tables).build();
         AtomicInteger runs = new AtomicInteger();
@@ -130,8 +146,8 @@ class TimeoutsIT {
             Effects.apply(tx, name, m.key());
             return null;
         };
-        try (HikariDataSource timed = Pools.pool(PG.jdbcUrl(), PG.user(), name, 2, Duration.ofSeconds(5), setting)) {
-            try (Connection first = PG.dataSource().getConnection()) {
+        try (HikariDataSource timed = Pools.pool(db, name, 2, Duration.ofSeconds(5), setting)) {
+            try (Connection first = db.dataSource().getConnection()) {
                 first.setAutoCommit(false);
                 assertThat(inbox.receive(first, message(key)).status()).isEqualTo(Receipt.Status.FIRST);
                 long start = System.nanoTime();
@@ -145,7 +161,7 @@ class TimeoutsIT {
             }
             assertThat(runs).hasValue(0);
             assertThat(effects.count(name, key)).isZero();
-            assertThat(effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.inboxTable())
+            assertThat(effects.queryLong("SELECT count(*) FROM " + db.qualified(db.schema(), tables.inboxTable())
                     + " WHERE consumer = '" + name + "'")).isZero();
 
             assertThat(inbox.process(timed, message(key), handler).status()).isEqualTo(Outcome.Status.PROCESSED);
