@@ -19,37 +19,57 @@ import io.txbox.inbox.consumer.internal.Delivery;
 import io.txbox.inbox.consumer.internal.DeliveryProcessor;
 import io.txbox.internal.KeyLogs;
 import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
+import org.mariadb.jdbc.MariaDbDataSource;
 import org.postgresql.ds.PGSimpleDataSource;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.ArgumentsSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** The broker-neutral mechanism against a real PostgreSQL: key policy, outcomes to decisions. */
+/**
+ * The broker-neutral mechanism against a real database, PostgreSQL and MariaDB: key policy,
+ * outcomes to decisions.
+ */
 class DeliveryProcessorIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
-    static TxboxTables tables;
-    static Effects effects;
+    static final Map<TestDatabase.Kind, Effects> EFFECTS = new EnumMap<>(TestDatabase.Kind.class);
     static final Duration BACKOFF_INITIAL = Duration.ofMillis(100);
     static final Duration BACKOFF_MAX = Duration.ofSeconds(10);
 
+    TestDatabase db;
+    TxboxTables tables;
+    Effects effects;
+
     @BeforeAll
     static void migrate() {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        effects = new Effects(PG.dataSource(), PG.schema());
+        for (TestDatabase d : DBS.all()) {
+            TxboxMigrations.migrate(d.dataSource(), TxboxTables.inSchema(d.schema()));
+            EFFECTS.put(d.kind(), new Effects(d));
+        }
+    }
+
+    /** Runs the test on {@code database}. */
+    private void use(TestDatabase database) {
+        db = database;
+        tables = TxboxTables.inSchema(database.schema());
+        effects = EFFECTS.get(database.kind());
     }
 
     /** The shared builder, as a broker adapter would extend it. */
@@ -73,12 +93,12 @@ class DeliveryProcessorIT {
         }
     }
 
-    private static Inbox inbox(String consumer) {
+    private Inbox inbox(String consumer) {
         return Inbox.builder(consumer).tables(tables).maxAttempts(3).build();
     }
 
-    private static DeliveryProcessor processor(String consumer, Handler handler) {
-        return new TestBuilder(inbox(consumer), PG.dataSource(), handler).backoff(BACKOFF_INITIAL, BACKOFF_MAX).processor();
+    private DeliveryProcessor processor(String consumer, Handler handler) {
+        return new TestBuilder(inbox(consumer), db.dataSource(), handler).backoff(BACKOFF_INITIAL, BACKOFF_MAX).processor();
     }
 
     private static Delivery delivery(String key) {
@@ -86,8 +106,10 @@ class DeliveryProcessorIT {
                 Map.of("traceparent", "00-abc-def-01"), false);
     }
 
-    @Test
-    void process_firstThenDuplicate_acksBothAndAppliesOnce() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_firstThenDuplicate_acksBothAndAppliesOnce(TestDatabase database) {
+        use(database);
         DeliveryProcessor p = processor("proc-dup", effects.recorder("proc-dup"));
 
         Decision first = p.process(delivery("k1"));
@@ -101,10 +123,12 @@ class DeliveryProcessorIT {
         assertThat(effects.traceparent("proc-dup", "k1")).isEqualTo("00-abc-def-01");
     }
 
-    @Test
-    void process_handlerThrows_retriesWithGrowingBackoffThenDeadLettersWithReason() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_handlerThrows_retriesWithGrowingBackoffThenDeadLettersWithReason(TestDatabase database) {
+        use(database);
         CountingListener listener = new CountingListener();
-        DeliveryProcessor p = new TestBuilder(inbox("proc-poison"), PG.dataSource(), (tx, m) -> {
+        DeliveryProcessor p = new TestBuilder(inbox("proc-poison"), db.dataSource(), (tx, m) -> {
             throw new IllegalStateException("card declined");
         }).backoff(BACKOFF_INITIAL, BACKOFF_MAX).listener(listener).processor();
 
@@ -126,8 +150,10 @@ class DeliveryProcessorIT {
         assertThat(listener.count(Outcome.Status.DEAD)).isEqualTo(2);
     }
 
-    @Test
-    void process_missingKey_deadLettersNamingTheHeader() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_missingKey_deadLettersNamingTheHeader(TestDatabase database) {
+        use(database);
         DeliveryProcessor p = processor("proc-missing", effects.recorder("proc-missing"));
 
         Decision d = p.process(delivery(null));
@@ -137,8 +163,10 @@ class DeliveryProcessorIT {
         assertThat(effects.total("proc-missing")).isZero();
     }
 
-    @Test
-    void process_malformedKeys_deadLetteredWithReason() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_malformedKeys_deadLetteredWithReason(TestDatabase database) {
+        use(database);
         DeliveryProcessor p = processor("proc-malformed", effects.recorder("proc-malformed"));
 
         Decision control = p.process(delivery("bad\nkey"));
@@ -155,9 +183,11 @@ class DeliveryProcessorIT {
         assertThat(effects.total("proc-malformed")).isZero();
     }
 
-    @Test
-    void process_missingKeyUnderTransportCoordinates_keyedByTopicPartitionOffset() {
-        DeliveryProcessor p = new TestBuilder(inbox("proc-coords"), PG.dataSource(), effects.recorder("proc-coords"))
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_missingKeyUnderTransportCoordinates_keyedByTopicPartitionOffset(TestDatabase database) {
+        use(database);
+        DeliveryProcessor p = new TestBuilder(inbox("proc-coords"), db.dataSource(), effects.recorder("proc-coords"))
                 .keyPolicy(KeyPolicy.TRANSPORT_COORDINATES).processor();
 
         Decision first = p.process(delivery(null));
@@ -169,9 +199,11 @@ class DeliveryProcessorIT {
         assertThat(effects.countsByKey("proc-coords")).containsExactly(Map.entry("t-0-1", 1));
     }
 
-    @Test
-    void process_customKeyHeaderName_namedInReason() {
-        DeliveryProcessor p = new TestBuilder(inbox("proc-header"), PG.dataSource(), effects.recorder("proc-header"))
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_customKeyHeaderName_namedInReason(TestDatabase database) {
+        use(database);
+        DeliveryProcessor p = new TestBuilder(inbox("proc-header"), db.dataSource(), effects.recorder("proc-header"))
                 .keyHeader("x-request-id").processor();
 
         Decision d = p.process(delivery(null));
@@ -180,8 +212,10 @@ class DeliveryProcessorIT {
                 dl -> assertThat(dl.reason()).contains("\"x-request-id\""));
     }
 
-    @Test
-    void process_databaseUnreachable_retriesWithGrowingBackoffAndRecordsNothing() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_databaseUnreachable_retriesWithGrowingBackoffAndRecordsNothing(TestDatabase database) throws Exception {
+        use(database);
         CountingListener listener = new CountingListener();
         AtomicInteger handlerRuns = new AtomicInteger();
         Handler handler = (tx, m) -> {
@@ -204,11 +238,13 @@ class DeliveryProcessorIT {
         assertThat(effects.total("proc-down")).isZero();
     }
 
-    @Test
-    void process_hashKeysInLogs_inboxRefusalLoggedWithTheHashNeverTheKey() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_hashKeysInLogs_inboxRefusalLoggedWithTheHashNeverTheKey(TestDatabase database) {
+        use(database);
         String key = "alice@example.com";
         Inbox capped = Inbox.builder("proc-hashed").tables(tables).maxPayloadBytes(4).build();
-        DeliveryProcessor p = new TestBuilder(capped, PG.dataSource(), effects.recorder("proc-hashed"))
+        DeliveryProcessor p = new TestBuilder(capped, db.dataSource(), effects.recorder("proc-hashed"))
                 .hashKeysInLogs(true).processor();
         ch.qos.logback.classic.Logger logger =
                 (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(DeliveryProcessor.class);
@@ -232,20 +268,26 @@ class DeliveryProcessorIT {
 
     enum Mode { ONE_TRANSACTION_PER_DELIVERY, BATCH, TWO_PHASE }
 
-    @ParameterizedTest
-    @EnumSource(Mode.class)
-    void process_tracing_eachHandlerRunsInAConsumerSpanUnderItsSendersSpan(Mode mode) {
+    static Stream<Arguments> databasesAndModes() {
+        return DBS.all().stream().flatMap(d -> Stream.of(Mode.values())
+                .map(m -> Arguments.of(Named.of(d.kind().toString(), d), m)));
+    }
+
+    @ParameterizedTest(name = "{0}, {1}")
+    @MethodSource("databasesAndModes")
+    void process_tracing_eachHandlerRunsInAConsumerSpanUnderItsSendersSpan(TestDatabase database, Mode mode) {
+        use(database);
         InMemorySpanExporter spans = InMemorySpanExporter.create();
         try (OpenTelemetrySdk otel = OpenTelemetrySdk.builder().setTracerProvider(SdkTracerProvider.builder()
                 .addSpanProcessor(SimpleSpanProcessor.create(spans)).build()).build()) {
             String consumer = "proc-trace-" + mode.name().toLowerCase(java.util.Locale.ROOT);
             Map<String, String> seen = new ConcurrentHashMap<>();
             TestBuilder builder = mode == Mode.TWO_PHASE
-                    ? new TestBuilder(inbox(consumer).twoPhase(PG.dataSource()), m -> {
+                    ? new TestBuilder(inbox(consumer).twoPhase(db.dataSource()), m -> {
                         seen.put(m.key(), Span.current().getSpanContext().getTraceId());
                         return null;
                     })
-                    : new TestBuilder(inbox(consumer), PG.dataSource(), (tx, m) -> {
+                    : new TestBuilder(inbox(consumer), db.dataSource(), (tx, m) -> {
                         seen.put(m.key(), Span.current().getSpanContext().getTraceId());
                         return null;
                     });
@@ -277,26 +319,32 @@ class DeliveryProcessorIT {
     }
 
     /**
-     * A real PostgreSQL data source aimed at a local port nothing listens on (bound, then
-     * released): every connection attempt is refused by the operating system.
+     * A real data source of the test's database aimed at a local port nothing listens on (bound,
+     * then released): every connection attempt is refused by the operating system.
      */
-    private static DataSource unreachableDatabase() throws Exception {
+    private DataSource unreachableDatabase() throws Exception {
         int port;
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = socket.getLocalPort();
+        }
+        if (db.kind() == TestDatabase.Kind.MARIADB) {
+            return new MariaDbDataSource("jdbc:mariadb://127.0.0.1:" + port + "/test?connectTimeout=5000&user="
+                    + db.user());
         }
         PGSimpleDataSource ds = new PGSimpleDataSource();
         ds.setServerNames(new String[] {"127.0.0.1"});
         ds.setPortNumbers(new int[] {port});
         ds.setDatabaseName("test");
-        ds.setUser(PG.user());
+        ds.setUser(db.user());
         ds.setConnectTimeout(5);
         return ds;
     }
 
-    @Test
-    void listener_thatThrows_doesNotDisturbProcessing() {
-        DeliveryProcessor p = new TestBuilder(inbox("proc-listener"), PG.dataSource(), effects.recorder("proc-listener"))
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void listener_thatThrows_doesNotDisturbProcessing(TestDatabase database) {
+        use(database);
+        DeliveryProcessor p = new TestBuilder(inbox("proc-listener"), db.dataSource(), effects.recorder("proc-listener"))
                 .listener(new ConsumerListener() {
                     @Override
                     public void onOutcome(String consumer, Outcome.Status status, Duration took) {
@@ -308,13 +356,13 @@ class DeliveryProcessorIT {
         assertThat(effects.count("proc-listener", "k")).isEqualTo(1);
     }
 
-    private static DeliveryProcessor batching(String consumer, Handler handler) {
-        return new TestBuilder(inbox(consumer), PG.dataSource(), handler).backoff(BACKOFF_INITIAL, BACKOFF_MAX)
+    private DeliveryProcessor batching(String consumer, Handler handler) {
+        return new TestBuilder(inbox(consumer), db.dataSource(), handler).backoff(BACKOFF_INITIAL, BACKOFF_MAX)
                 .batchSize(10).processor();
     }
 
     /** Records the effect and returns "result of KEY"; throws for keys that start with "poison". */
-    private static Handler resulting(String consumer) {
+    private Handler resulting(String consumer) {
         Handler record = effects.recorder(consumer);
         return (tx, m) -> {
             record.handle(tx, m);
@@ -329,10 +377,12 @@ class DeliveryProcessorIT {
         return d instanceof Decision.Ack a ? a.outcome().status() : null;
     }
 
-    @Test
-    void processBatch_keyTwiceInOneBatch_secondIsDuplicateWithTheFirstsResultInTheSameTransaction() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void processBatch_keyTwiceInOneBatch_secondIsDuplicateWithTheFirstsResultInTheSameTransaction(TestDatabase database) {
+        use(database);
         java.util.Set<Long> transactions = ConcurrentHashMap.newKeySet();
-        DeliveryProcessor p = batching("batch-twice", Effects.recordingTransactions(transactions,
+        DeliveryProcessor p = batching("batch-twice", effects.recordingTransactions(transactions,
                 resulting("batch-twice")));
 
         List<Decision> decisions = p.processBatch(List.of(delivery("a"), delivery("b"), delivery("a"), delivery("c")));
@@ -344,17 +394,19 @@ class DeliveryProcessorIT {
         assertThat(transactions).as("one transaction for the batch").hasSize(1);
     }
 
-    @Test
-    void processBatch_duplicateAndDeadKeysAmongNewOnes_eachItsOwnDecisionInOneTransaction() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void processBatch_duplicateAndDeadKeysAmongNewOnes_eachItsOwnDecisionInOneTransaction(TestDatabase database) {
+        use(database);
         Inbox inbox = inbox("batch-mixed");
-        inbox.process(PG.dataSource(), io.txbox.inbox.InboundMessage.of("done", "pay".getBytes(UTF_8)),
+        inbox.process(db.dataSource(), io.txbox.inbox.InboundMessage.of("done", "pay".getBytes(UTF_8)),
                 (tx, m) -> "earlier result".getBytes(UTF_8));
         for (int i = 0; i < 3; i++) {
-            inbox.recordFailure(PG.dataSource(), io.txbox.inbox.InboundMessage.of("dead", "pay".getBytes(UTF_8)),
+            inbox.recordFailure(db.dataSource(), io.txbox.inbox.InboundMessage.of("dead", "pay".getBytes(UTF_8)),
                     new IllegalStateException("broken " + i));
         }
         java.util.Set<Long> transactions = ConcurrentHashMap.newKeySet();
-        DeliveryProcessor p = new TestBuilder(inbox, PG.dataSource(), Effects.recordingTransactions(transactions,
+        DeliveryProcessor p = new TestBuilder(inbox, db.dataSource(), effects.recordingTransactions(transactions,
                 resulting("batch-mixed"))).batchSize(10).processor();
 
         List<Decision> decisions = p.processBatch(List.of(delivery("new-1"), delivery("done"), delivery("dead"),
@@ -369,8 +421,10 @@ class DeliveryProcessorIT {
         assertThat(transactions).as("one transaction for the batch").hasSize(1);
     }
 
-    @Test
-    void processBatch_poisonRecordInTheBatch_theOthersBeforeItProcessedItRetriedNothingAfterItRun() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void processBatch_poisonRecordInTheBatch_theOthersBeforeItProcessedItRetriedNothingAfterItRun(TestDatabase database) {
+        use(database);
         DeliveryProcessor p = batching("batch-poison", resulting("batch-poison"));
 
         List<Decision> decisions = p.processBatch(List.of(delivery("x"), delivery("poison"), delivery("y")));
@@ -385,8 +439,10 @@ class DeliveryProcessorIT {
                 .isEqualTo(Map.of("x", 1, "y", 1));
     }
 
-    @Test
-    void processBatch_keyReusedInTheBatch_deadLettersItAndTheOthersRunOnce() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void processBatch_keyReusedInTheBatch_deadLettersItAndTheOthersRunOnce(TestDatabase database) {
+        use(database);
         DeliveryProcessor p = batching("batch-reuse", resulting("batch-reuse"));
         p.process(delivery("k"));
         Delivery reused = new Delivery("t-0@2", "t-0-2", "k".getBytes(UTF_8), "another payload".getBytes(UTF_8),

@@ -1,6 +1,7 @@
 package io.txbox.inbox.consumer;
 
 import io.txbox.inbox.Handler;
+import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,25 +15,45 @@ import javax.sql.DataSource;
 
 /**
  * A business table without a unique key, so that a double-applied message shows up as two
- * rows. Shared by the consumer ITs.
+ * rows, in a {@link TestDatabase}'s own schema. Shared by the consumer ITs.
  */
 public final class Effects {
     private final DataSource ds;
+    private final boolean postgres;
+    private final String schema;
     private final String table;
+    private final String transactions;
 
-    public Effects(DataSource ds, String schema) {
-        this.ds = ds;
-        this.table = schema + ".effects";
+    public Effects(TestDatabase db) {
+        this.ds = db.dataSource();
+        this.postgres = db.kind() == TestDatabase.Kind.POSTGRESQL;
+        this.schema = db.schema();
+        this.table = db.qualified(db.schema(), "effects");
         execute("create table if not exists " + table
                 + " (consumer text not null, message_key text not null, redelivered boolean not null,"
-                + " traceparent text, payload bytea)");
+                + " traceparent text, payload " + (postgres ? "bytea" : "longblob") + ")");
+        if (!postgres) {
+            // transaction-precise system versioning: row_start is the id of the inserting transaction
+            transactions = db.qualified(db.schema(), "effect_transactions");
+            execute("create table if not exists " + transactions + " (id bigint auto_increment primary key,"
+                    + " row_start bigint unsigned generated always as row start invisible,"
+                    + " row_end bigint unsigned generated always as row end invisible,"
+                    + " period for system_time(row_start, row_end)) with system versioning");
+        } else {
+            transactions = null;
+        }
     }
 
     /**
      * Makes the COMMIT of {@code consumer}'s row for {@code key} fail its first {@code times}
-     * attempts (a deferred constraint trigger, checked at commit).
+     * attempts (a deferred constraint trigger, checked at commit). PostgreSQL only: MariaDB
+     * checks every constraint and trigger at the statement, none at COMMIT.
      */
     public void refuseCommits(String consumer, String key, int times) {
+        if (!postgres) {
+            throw new IllegalStateException("a refused COMMIT needs a deferred trigger, which only PostgreSQL has");
+        }
+        String table = schema + ".effects"; // unquoted: the trigger and its function are named after it
         String name = table + "_refuse_" + consumer.replaceAll("[^A-Za-z0-9]", "_");
         execute("create sequence " + name + "_seq");
         execute("create function " + name + "() returns trigger language plpgsql as $$"
@@ -66,15 +87,20 @@ public final class Effects {
         };
     }
 
-    /** {@link #recorder} after {@code pg_sleep(seconds)} in the handler's transaction: a slow handler. */
+    /** {@link #recorder} after {@link #sleep} in the handler's transaction: a slow handler. */
     public Handler slowRecorder(String consumer, double seconds) {
         Handler recorder = recorder(consumer);
         return (tx, m) -> {
-            try (Statement s = tx.createStatement()) {
-                s.execute("select pg_sleep(" + seconds + ")");
-            }
+            sleep(tx, seconds);
             return recorder.handle(tx, m);
         };
+    }
+
+    /** Makes the database wait {@code seconds} on {@code tx}: a handler's slow work in its transaction. */
+    public void sleep(Connection tx, double seconds) throws SQLException {
+        try (Statement s = tx.createStatement()) {
+            s.execute("select " + (postgres ? "pg_sleep" : "sleep") + "(" + seconds + ")");
+        }
     }
 
     /** A handler that inserts one row per run, tagged with the consumer name. */
@@ -89,15 +115,26 @@ public final class Effects {
      * A handler that runs {@code delegate} and adds the id of the database transaction it ran
      * in to {@code transactions}: fewer ids than messages means messages shared transactions.
      */
-    public static Handler recordingTransactions(java.util.Set<Long> transactions, Handler delegate) {
+    public Handler recordingTransactions(java.util.Set<Long> transactions, Handler delegate) {
         return (tx, m) -> {
             byte[] result = delegate.handle(tx, m);
-            try (Statement s = tx.createStatement(); ResultSet rs = s.executeQuery("select txid_current()")) {
-                rs.next();
-                transactions.add(rs.getLong(1));
-            }
+            transactions.add(transactionId(tx));
             return result;
         };
+    }
+
+    /** The id of {@code tx}'s transaction; on MariaDB this writes a row to learn it. */
+    private long transactionId(Connection tx) throws SQLException {
+        try (Statement s = tx.createStatement()) {
+            if (!postgres) {
+                s.executeUpdate("insert into " + transactions + " () values ()");
+            }
+            try (ResultSet rs = s.executeQuery(postgres ? "select txid_current()"
+                    : "select row_start from " + transactions + " where id = last_insert_id()")) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
     }
 
     public void insert(Connection tx, String consumer, String key, boolean redelivered, String traceparent,

@@ -17,18 +17,23 @@ import io.txbox.inbox.consumer.KeyPolicy;
 import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.KeyOrder;
 import io.txbox.testkit.TestKafka;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -45,15 +50,18 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.ArgumentsSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** The Kafka consumer against a real broker and a real PostgreSQL. */
+/** The Kafka consumer against a real broker and a real database, PostgreSQL and MariaDB. */
 class KafkaInboxConsumerIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(10);
+    static final TestDatabases DBS = TestDatabases.perClass(10);
 
     @RegisterExtension
     static final TestKafka KAFKA = TestKafka.shared();
@@ -62,16 +70,19 @@ class KafkaInboxConsumerIT {
     static final Duration FAST_INITIAL = Duration.ofMillis(100);
     static final Duration FAST_MAX = Duration.ofMillis(400);
 
-    static TxboxTables tables;
-    static Effects effects;
+    static final Map<TestDatabase.Kind, Effects> EFFECTS = new EnumMap<>(TestDatabase.Kind.class);
     static KafkaProducer<byte[], byte[]> producer;
     final List<InboxConsumer> started = new ArrayList<>();
+    TestDatabase db;
+    TxboxTables tables;
+    Effects effects;
 
     @BeforeAll
     static void setUp() {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        effects = new Effects(PG.dataSource(), PG.schema());
+        for (TestDatabase d : DBS.all()) {
+            TxboxMigrations.migrate(d.dataSource(), TxboxTables.inSchema(d.schema()));
+            EFFECTS.put(d.kind(), new Effects(d));
+        }
         producer = new KafkaProducer<>(KAFKA.producerConfig(), new ByteArraySerializer(), new ByteArraySerializer());
     }
 
@@ -85,12 +96,41 @@ class KafkaInboxConsumerIT {
         started.forEach(InboxConsumer::close);
     }
 
-    private static Inbox inbox(String consumer) {
+    /** Runs the test on {@code database}. */
+    private void use(TestDatabase database) {
+        db = database;
+        tables = TxboxTables.inSchema(database.schema());
+        effects = EFFECTS.get(database.kind());
+    }
+
+    /** The consumer's name, which is also its group id on the shared broker: one per database. */
+    private String name(String hint) {
+        return hint + "-" + db.kind().name().toLowerCase(Locale.ROOT);
+    }
+
+    private static Stream<Arguments> withBatchSizes(int... sizes) {
+        return DBS.all().stream().flatMap(d -> IntStream.of(sizes)
+                .mapToObj(size -> Arguments.of(Named.of(d.kind().toString(), d), size)));
+    }
+
+    static Stream<Arguments> poisonCases() {
+        return withBatchSizes(1, 50);
+    }
+
+    static Stream<Arguments> rebalanceCases() {
+        return withBatchSizes(1, 25);
+    }
+
+    static Stream<Arguments> orderCases() {
+        return withBatchSizes(1, 10);
+    }
+
+    private Inbox inbox(String consumer) {
         return Inbox.builder(consumer).tables(tables).maxAttempts(3).build();
     }
 
     private KafkaInboxConsumer.Builder builder(String consumer, String topic, Handler handler) {
-        return KafkaInboxConsumer.builder(inbox(consumer), PG.dataSource(), handler)
+        return KafkaInboxConsumer.builder(inbox(consumer), db.dataSource(), handler)
                 .bootstrapServers(KAFKA.bootstrapServers())
                 .topics(topic)
                 .backoff(FAST_INITIAL, FAST_MAX)
@@ -168,13 +208,14 @@ class KafkaInboxConsumerIT {
      * In batch mode the records sent before the consumer starts share transactions, and the
      * poison record's failures roll back only its own attempt.
      */
-    @ParameterizedTest(name = "batchSize {0}")
-    @ValueSource(ints = {1, 50})
-    void kafka_poisonRecord_deadLetteredWithReasonWhileOthersProcessed(int batchSize) {
+    @ParameterizedTest(name = "{0}, batchSize {1}")
+    @MethodSource("poisonCases")
+    void kafka_poisonRecord_deadLetteredWithReasonWhileOthersProcessed(TestDatabase database, int batchSize) {
+        use(database);
         String topic = topic("poison-b" + batchSize);
-        String name = "kafka-poison-b" + batchSize;
+        String name = name("kafka-poison-b" + batchSize);
         Set<Long> transactions = ConcurrentHashMap.newKeySet();
-        Handler handler = Effects.recordingTransactions(transactions, (tx, m) -> {
+        Handler handler = effects.recordingTransactions(transactions, (tx, m) -> {
             if (m.key().equals("poison")) {
                 throw new IllegalStateException("cannot parse order");
             }
@@ -210,10 +251,12 @@ class KafkaInboxConsumerIT {
         }
     }
 
-    @Test
-    void kafka_missingKey_deadLetteredWithReason() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_missingKey_deadLetteredWithReason(TestDatabase database) {
+        use(database);
         String topic = topic("missing");
-        String name = "kafka-missing";
+        String name = name("kafka-missing");
         start(builder(name, topic, effects.recorder(name)).build());
 
         send(topic, null, "no key here", Map.of("traceparent", "00-aa-bb-01"));
@@ -230,10 +273,12 @@ class KafkaInboxConsumerIT {
         assertThat(effects.countsByKey(name)).containsOnlyKeys("present");
     }
 
-    @Test
-    void kafka_missingKeyUnderTransportCoordinates_processedKeyedByTopicPartitionOffset() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_missingKeyUnderTransportCoordinates_processedKeyedByTopicPartitionOffset(TestDatabase database) {
+        use(database);
         String topic = topic("coords");
-        String name = "kafka-coords";
+        String name = name("kafka-coords");
         start(builder(name, topic, effects.recorder(name)).keyPolicy(KeyPolicy.TRANSPORT_COORDINATES).build());
 
         send(topic, null, "no key here", Map.of());
@@ -243,10 +288,12 @@ class KafkaInboxConsumerIT {
                 .matches(java.util.regex.Pattern.quote(topic) + "-[0-3]-0");
     }
 
-    @Test
-    void kafka_handlerSeesHeadersIncludingTraceContext() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_handlerSeesHeadersIncludingTraceContext(TestDatabase database) {
+        use(database);
         String topic = topic("headers");
-        String name = "kafka-headers";
+        String name = name("kafka-headers");
         List<Map<String, String>> seen = new CopyOnWriteArrayList<>();
         start(builder(name, topic, (tx, m) -> {
             seen.add(m.headers());
@@ -261,15 +308,14 @@ class KafkaInboxConsumerIT {
                 .containsEntry("tracestate", "vendor=1").containsEntry("idempotency-key", "h-1");
     }
 
-    @ParameterizedTest(name = "batchSize {0}")
-    @ValueSource(ints = {1, 25})
-    void kafka_rebalanceBetweenTwoConsumers_noLossNoDoubleApply(int batchSize) {
+    @ParameterizedTest(name = "{0}, batchSize {1}")
+    @MethodSource("rebalanceCases")
+    void kafka_rebalanceBetweenTwoConsumers_noLossNoDoubleApply(TestDatabase database, int batchSize) {
+        use(database);
         String topic = topic("rebalance-b" + batchSize);
-        String name = "kafka-rebalance-b" + batchSize;
+        String name = name("kafka-rebalance-b" + batchSize);
         Handler slow = (tx, m) -> {
-            try (Statement s = tx.createStatement()) {
-                s.execute("select pg_sleep(0.003)"); // some work, so rebalances overlap with processing
-            }
+            effects.sleep(tx, 0.003); // some work, so rebalances overlap with processing
             return effects.recorder(name).handle(tx, m);
         };
         CountingListener a = new CountingListener();
@@ -306,18 +352,18 @@ class KafkaInboxConsumerIT {
      * A rebalance does not wait for the rest of a slow batch: the first consumer takes part in
      * it between two records, so the second gets partitions long before the batch is done.
      */
-    @Test
-    void kafka_consumerJoinsDuringSlowBatch_getsPartitionsBeforeTheBatchEnds() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_consumerJoinsDuringSlowBatch_getsPartitionsBeforeTheBatchEnds(TestDatabase database) {
+        use(database);
         String topic = topic("slow-batch");
-        String name = "kafka-slow-batch";
+        String name = name("kafka-slow-batch");
         AtomicBoolean slowDown = new AtomicBoolean(true);
         Handler slow = (tx, m) -> {
             if (slowDown.get()) {
-                try (Statement s = tx.createStatement()) {
-                    // 100 records, one batch: 50 s at least, while a rebalance takes a few seconds
-                    // even on a loaded machine; the test lifts it once it has seen the rebalance
-                    s.execute("select pg_sleep(0.5)");
-                }
+                // 100 records, one batch: 50 s at least, while a rebalance takes a few seconds
+                // even on a loaded machine; the test lifts it once it has seen the rebalance
+                effects.sleep(tx, 0.5);
             }
             return effects.recorder(name).handle(tx, m);
         };
@@ -347,10 +393,12 @@ class KafkaInboxConsumerIT {
      * partition means a consumer that joins next starts after the last record, so nothing is
      * redelivered.
      */
-    @Test
-    void kafka_gracefulClose_commitsProcessedRecordsSoNothingIsRedelivered() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_gracefulClose_commitsProcessedRecordsSoNothingIsRedelivered(TestDatabase database) throws Exception {
+        use(database);
         String topic = topic("graceful");
-        String name = "kafka-graceful";
+        String name = name("kafka-graceful");
         KafkaInboxConsumer first = start(builder(name, topic, effects.recorder(name)).build());
         for (int i = 0; i < 10; i++) {
             send(topic, "g-" + i, "x", Map.of());
@@ -364,10 +412,12 @@ class KafkaInboxConsumerIT {
     }
 
     /** The asynchronous commit after a poll lands while the consumer runs, with no later record to carry it. */
-    @Test
-    void kafka_idleAfterRecords_offsetsCommittedWithoutClose() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_idleAfterRecords_offsetsCommittedWithoutClose(TestDatabase database) {
+        use(database);
         String topic = topic("idle-commit");
-        String name = "kafka-idle-commit";
+        String name = name("kafka-idle-commit");
         CountingListener listener = new CountingListener();
         KafkaInboxConsumer consumer = start(builder(name, topic, effects.recorder(name)).listener(listener).build());
         for (int i = 0; i < 10; i++) {
@@ -385,10 +435,12 @@ class KafkaInboxConsumerIT {
      * A partition handed to a consumer that joins starts after every record its previous owner
      * finished: the joiner sees only the records sent after it, none again.
      */
-    @Test
-    void kafka_consumerJoins_takesOverAfterTheFinishedRecords() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_consumerJoins_takesOverAfterTheFinishedRecords(TestDatabase database) throws Exception {
+        use(database);
         String topic = topic("takeover");
-        String name = "kafka-takeover";
+        String name = name("kafka-takeover");
         CountingListener a = new CountingListener();
         CountingListener b = new CountingListener();
         start(builder(name, topic, effects.recorder(name)).listener(a).build());
@@ -436,10 +488,12 @@ class KafkaInboxConsumerIT {
         }
     }
 
-    @Test
-    void kafka_failingPartitionPaused_otherPartitionsKeepFlowing() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_failingPartitionPaused_otherPartitionsKeepFlowing(TestDatabase database) {
+        use(database);
         String topic = topic("stall");
-        String name = "kafka-stall";
+        String name = name("kafka-stall");
         AtomicBoolean broken = new AtomicBoolean(true);
         Handler handler = (tx, m) -> {
             if (m.key().equals("blocked") && broken.get()) {
@@ -448,7 +502,7 @@ class KafkaInboxConsumerIT {
             return effects.recorder(name).handle(tx, m);
         };
         start(KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).maxAttempts(100).build(),
-                        PG.dataSource(), handler)
+                        db.dataSource(), handler)
                 .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).backoff(FAST_INITIAL, FAST_MAX)
                 .pollTimeout(Duration.ofMillis(100)).build());
 
@@ -470,14 +524,16 @@ class KafkaInboxConsumerIT {
      * once per key (a duplicate record is skipped), a failing attempt is failed in the store and
      * retried, and every offset is committed once the claims are completed.
      */
-    @Test
-    void kafka_twoPhaseStore_workRunsOncePerKeyAndAFailedAttemptIsRetried() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void kafka_twoPhaseStore_workRunsOncePerKeyAndAFailedAttemptIsRetried(TestDatabase database) {
+        use(database);
         String topic = topic("two-phase");
-        String name = "kafka-two-phase";
+        String name = name("kafka-two-phase");
         Map<String, java.util.concurrent.atomic.AtomicInteger> runs = new ConcurrentHashMap<>();
         AtomicBoolean failOnce = new AtomicBoolean(true);
         CountingListener listener = new CountingListener();
-        start(KafkaInboxConsumer.builder(inbox(name).twoPhase(PG.dataSource()), m -> {
+        start(KafkaInboxConsumer.builder(inbox(name).twoPhase(db.dataSource()), m -> {
                     if (m.key().equals("flaky") && failOnce.getAndSet(false)) {
                         throw new IllegalStateException("gateway timeout");
                     }
@@ -506,17 +562,19 @@ class KafkaInboxConsumerIT {
      * trigger refuses twice (in the chained round trip, then alone) is not acked until a later
      * delivery commits it. Every business row exactly once; every offset committed.
      */
+    // PostgreSQL only: MariaDB chains no COMMIT to the next insert, nor has a deferred trigger to refuse one
     @Test
     void kafka_chainedCommits_duplicateFailuresAndARefusedCommit_eachRecordOnceAndAllOffsetsCommitted()
             throws Exception {
+        use(DBS.postgres());
         String topic = KAFKA.uniqueTopic("chain");
         KAFKA.createTopic(topic, 1);
         KAFKA.createTopic(topic + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX, 1);
-        String name = "kafka-chain";
+        String name = name("kafka-chain");
         effects.refuseCommits(name, "commit-refused", 2);
         Handler handler = effects.chainScenario(name);
         CountingListener listener = new CountingListener();
-        CommitCounting ds = new CommitCounting(PG.dataSource());
+        CommitCounting ds = new CommitCounting(db.dataSource());
         List<String> keys = Effects.CHAIN_KEYS;
         for (String key : keys) {
             send(topic, 0, key, "x", Map.of());
@@ -551,14 +609,16 @@ class KafkaInboxConsumerIT {
      * failure falls back to one transaction per record): per key, the committed effects follow the
      * offsets, each once, for a single record per transaction and for batches.
      */
-    @ParameterizedTest(name = "batchSize {0}")
-    @ValueSource(ints = {1, 10})
-    void kafka_transientFailures_perKeyProcessingFollowsOffsetOrder(int batchSize) throws Exception {
+    @ParameterizedTest(name = "{0}, batchSize {1}")
+    @MethodSource("orderCases")
+    void kafka_transientFailures_perKeyProcessingFollowsOffsetOrder(TestDatabase database, int batchSize) throws Exception {
+        use(database);
         String topic = topic("order-" + batchSize);
-        String name = "kafka-order-" + batchSize;
-        String log = tables.qualified("processing_log");
-        try (var c = PG.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE IF NOT EXISTS " + log + " (id bigserial PRIMARY KEY, consumer text NOT NULL, payload text NOT NULL)");
+        String name = name("kafka-order-" + batchSize);
+        String log = db.qualified(db.schema(), "processing_log");
+        String id = db.kind() == TestDatabase.Kind.POSTGRESQL ? "bigserial" : "bigint AUTO_INCREMENT";
+        try (var c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS " + log + " (id " + id + " PRIMARY KEY, consumer text NOT NULL, payload text NOT NULL)");
         }
         int n = 400;
         Set<String> failing = ConcurrentHashMap.newKeySet();
@@ -591,7 +651,7 @@ class KafkaInboxConsumerIT {
         List<String> processed = new ArrayList<>();
         await().atMost(WAIT).until(() -> {
             processed.clear();
-            try (var c = PG.dataSource().getConnection();
+            try (var c = db.dataSource().getConnection();
                     var ps = c.prepareStatement("SELECT payload FROM " + log + " WHERE consumer = ? ORDER BY id")) {
                 ps.setString(1, name);
                 try (var rs = ps.executeQuery()) {

@@ -18,11 +18,13 @@ import io.txbox.inbox.consumer.DeadLetterHeaders;
 import io.txbox.inbox.consumer.Effects;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,19 +33,24 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.ArgumentsSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** The RabbitMQ consumer against a real broker and a real PostgreSQL. */
+/** The RabbitMQ consumer against a real broker and a real database, PostgreSQL and MariaDB. */
 class RabbitInboxConsumerIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(10);
+    static final TestDatabases DBS = TestDatabases.perClass(10);
 
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.perClass();
@@ -52,17 +59,20 @@ class RabbitInboxConsumerIT {
     static final Duration FAST_INITIAL = Duration.ofMillis(100);
     static final Duration FAST_MAX = Duration.ofMillis(400);
 
-    static TxboxTables tables;
-    static Effects effects;
+    static final Map<TestDatabase.Kind, Effects> EFFECTS = new EnumMap<>(TestDatabase.Kind.class);
     static Connection publisher;
     static Channel channel;
     final List<InboxConsumer> started = new ArrayList<>();
+    TestDatabase db;
+    TxboxTables tables;
+    Effects effects;
 
     @BeforeAll
     static void setUp() throws Exception {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        effects = new Effects(PG.dataSource(), PG.schema());
+        for (TestDatabase d : DBS.all()) {
+            TxboxMigrations.migrate(d.dataSource(), TxboxTables.inSchema(d.schema()));
+            EFFECTS.put(d.kind(), new Effects(d));
+        }
         publisher = RABBIT.connectionFactory().newConnection("txbox-test-publisher");
         channel = publisher.createChannel();
     }
@@ -75,6 +85,19 @@ class RabbitInboxConsumerIT {
     @AfterEach
     void closeConsumers() {
         started.forEach(InboxConsumer::close);
+    }
+
+    /** Runs the test on {@code database}. */
+    private void use(TestDatabase database) {
+        db = database;
+        tables = TxboxTables.inSchema(database.schema());
+        effects = EFFECTS.get(database.kind());
+    }
+
+    /** Each database with each batch size. */
+    static Stream<Arguments> databasesAndBatchSizes() {
+        return DBS.all().stream().flatMap(d -> IntStream.of(1, 10)
+                .mapToObj(size -> Arguments.of(Named.of(d.kind().toString(), d), size)));
     }
 
     private static String queue(String hint) throws Exception {
@@ -90,7 +113,7 @@ class RabbitInboxConsumerIT {
     }
 
     private RabbitInboxConsumer.Builder builder(String consumer, String queue, Handler handler) {
-        return builder(consumer, queue, PG.dataSource(), handler);
+        return builder(consumer, queue, db.dataSource(), handler);
     }
 
     private RabbitInboxConsumer.Builder builder(String consumer, String queue, DataSource ds, Handler handler) {
@@ -137,13 +160,15 @@ class RabbitInboxConsumerIT {
      * In batch mode the messages queued before the consumer starts share transactions, and the
      * poison message's failures roll back only its own attempt.
      */
-    @ParameterizedTest(name = "batchSize {0}")
-    @ValueSource(ints = {1, 10})
-    void rabbit_poisonMessage_deadLetteredWithReasonWhileOthersProcessed(int batchSize) throws Exception {
+    @ParameterizedTest(name = "{0}, batchSize {1}")
+    @MethodSource("databasesAndBatchSizes")
+    void rabbit_poisonMessage_deadLetteredWithReasonWhileOthersProcessed(TestDatabase database, int batchSize)
+            throws Exception {
+        use(database);
         String queue = queue("poison");
         String name = consumerName("poison");
         Set<Long> transactions = ConcurrentHashMap.newKeySet();
-        Handler handler = Effects.recordingTransactions(transactions, (tx, m) -> {
+        Handler handler = effects.recordingTransactions(transactions, (tx, m) -> {
             if (m.key().equals("poison")) {
                 throw new IllegalStateException("cannot parse order");
             }
@@ -177,8 +202,10 @@ class RabbitInboxConsumerIT {
         }
     }
 
-    @Test
-    void rabbit_missingKey_deadLetteredWithReason() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbit_missingKey_deadLetteredWithReason(TestDatabase database) throws Exception {
+        use(database);
         String queue = queue("missing");
         String name = consumerName("missing");
         start(builder(name, queue, effects.recorder(name)).build());
@@ -194,8 +221,10 @@ class RabbitInboxConsumerIT {
         assertThat(effects.countsByKey(name)).containsOnlyKeys("present");
     }
 
-    @Test
-    void rabbit_transientFailure_requeuedAfterBackoffNotHot_andHandlerSeesRedelivered() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbit_transientFailure_requeuedAfterBackoffNotHot_andHandlerSeesRedelivered(TestDatabase database) throws Exception {
+        use(database);
         String queue = queue("flaky");
         String name = consumerName("flaky");
         List<Instant> attempts = new CopyOnWriteArrayList<>();
@@ -223,8 +252,10 @@ class RabbitInboxConsumerIT {
         assertThat(effects.traceparent(name, "flaky-1")).isEqualTo("00-aa-bb-01");
     }
 
-    @Test
-    void rabbit_connectionClosedByBroker_recoversAndContinues() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbit_connectionClosedByBroker_recoversAndContinues(TestDatabase database) throws Exception {
+        use(database);
         String queue = queue("recover");
         String name = consumerName("recover");
         CountingListener listener = new CountingListener();
@@ -241,8 +272,10 @@ class RabbitInboxConsumerIT {
         assertThat(consumer.isRunning()).isTrue();
     }
 
-    @Test
-    void rabbit_gracefulClose_finishesInFlightAndLosesNothing() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbit_gracefulClose_finishesInFlightAndLosesNothing(TestDatabase database) throws Exception {
+        use(database);
         String queue = queue("graceful");
         String name = consumerName("graceful");
         Handler slow = effects.slowRecorder(name, 0.02);
@@ -264,8 +297,10 @@ class RabbitInboxConsumerIT {
         assertThat(listener.count(Outcome.Status.DUPLICATE)).as("the in-flight message was acked on close").isZero();
     }
 
-    @Test
-    void rabbit_concurrentChannels_eachMessageOnce() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbit_concurrentChannels_eachMessageOnce(TestDatabase database) throws Exception {
+        use(database);
         String queue = queue("concurrent");
         String name = consumerName("concurrent");
         Map<String, Boolean> seenThreads = new java.util.concurrent.ConcurrentHashMap<>();
@@ -306,14 +341,16 @@ class RabbitInboxConsumerIT {
      * deferred trigger refuses twice (in the chained round trip, then alone) is not acked until
      * a later delivery commits it. Every business row once, every message acked once.
      */
+    // PostgreSQL only: MariaDB chains no COMMIT to the next insert, nor has a deferred trigger to refuse one
     @Test
     void rabbit_chainedCommits_duplicateFailuresAndARefusedCommit_eachMessageOnceAndAllAcked() throws Exception {
+        use(DBS.postgres());
         String queue = queue("chain");
         String name = consumerName("chain");
         effects.refuseCommits(name, "commit-refused", 2);
         Handler handler = effects.chainScenario(name);
         CountingListener listener = new CountingListener();
-        CommitCounting ds = new CommitCounting(PG.dataSource());
+        CommitCounting ds = new CommitCounting(db.dataSource());
         List<String> keys = Effects.CHAIN_KEYS;
         for (String key : keys) {
             send(queue, key, "x", Map.of());
@@ -339,15 +376,17 @@ class RabbitInboxConsumerIT {
      * close() in the middle of a chain stops it after the message in progress: every committed
      * message is acked, the rest go back to the queue, and the next consumer runs each once.
      */
+    // PostgreSQL only: MariaDB commits each transaction alone (no COMMIT chained to the next insert)
     @Test
     void rabbit_chainedCommits_closeMidChain_acksWhatCommittedAndLosesNothing() throws Exception {
+        use(DBS.postgres());
         String queue = queue("chain-close");
         String name = consumerName("chain-close");
         Handler slow = effects.slowRecorder(name, 0.02);
         for (int i = 0; i < 40; i++) {
             send(queue, "cc-" + i, "x", Map.of());
         }
-        CommitCounting ds = new CommitCounting(PG.dataSource());
+        CommitCounting ds = new CommitCounting(db.dataSource());
         RabbitInboxConsumer first = start(builder(name, queue, ds.proxy, slow).prefetch(40).build());
         await().atMost(WAIT).until(() -> effects.total(name) >= 5);
         first.close();
