@@ -82,7 +82,11 @@ public record TxboxTables(String schema, String prefix) {
         return prefix + "schema_history";
     }
 
-    /** {@code "schema"."table"}, quoted; safe because both parts were validated. */
+    /**
+     * {@code "schema"."table"}, quoted as PostgreSQL quotes identifiers (MariaDB and MySQL read
+     * double quotes as identifiers only with {@code ANSI_QUOTES}); safe because both parts were
+     * validated.
+     */
     public String qualified(String table) {
         io.txbox.internal.Args.notNull(table, "table");
         return '"' + schema + "\".\"" + table + '"';

@@ -19,12 +19,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What one run talks to: a fresh PostgreSQL schema with the txbox tables (dropped at the end),
+ * What one run talks to: a fresh schema (a database on MariaDB) with the txbox tables (dropped at the end),
  * connection pools on it, a Kafka broker (private, started as in the tests, unless {@code
  * --kafka} names one) and RabbitMQ.
  *
- * <p>{@code --db postgresql|mariadb} picks the database (default postgresql; the scenarios run
- * measured on MariaDB are inbox-overhead and relay-kafka). Addresses come from
+ * <p>{@code --db postgresql|mariadb} picks the database (default postgresql; every scenario
+ * but sustained runs on both). Addresses come from
  * the environment: {@code TXBOX_BENCH_JDBC_URL} (else {@code TXBOX_TEST_JDBC_URL}, else {@code
  * jdbc:postgresql://127.0.0.1:5432/test}), {@code TXBOX_BENCH_JDBC_USER}/{@code _PASSWORD}
  * (default postgres, no password); with {@code --db mariadb} {@code TXBOX_BENCH_MARIADB_URL}
@@ -38,6 +38,7 @@ final class BenchEnv implements AutoCloseable {
 
     /** Whether the run is on MariaDB ({@code --db mariadb}) rather than PostgreSQL. */
     final boolean mariadb;
+    private boolean usersPerPool;
     final String jdbcUrl;
     final String user;
     final String password;
@@ -125,6 +126,12 @@ final class BenchEnv implements AutoCloseable {
         cfg.setConnectionTimeout(30_000);
         if (mariadb) {
             cfg.setCatalog(schema); // a schema is a database
+            if (usersPerPool) {
+                String poolUser = applicationName(name);
+                ownUser(poolUser);
+                cfg.setUsername(poolUser);
+                cfg.setPassword("");
+            }
         } else {
             // The schema as a startup parameter, not Hikari's setSchema: with auto-commit off,
             // that SET runs in the connection's first transaction, and the first rollback (the pool
@@ -138,6 +145,39 @@ final class BenchEnv implements AutoCloseable {
         HikariDataSource ds = new HikariDataSource(cfg);
         closeables.add(ds);
         return ds;
+    }
+
+    /**
+     * On MariaDB, pools made after this call log in as a user of their own, named as {@link
+     * #applicationName}: its processlist has no application name, so a fault finds one pool's
+     * sessions by their user. The users are dropped at the end of the run.
+     */
+    void usersPerPool() {
+        usersPerPool = true;
+    }
+
+    private void ownUser(String poolUser) {
+        try (Connection c = adminConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE USER '" + poolUser + "'@'%'");
+            s.execute("CREATE USER '" + poolUser + "'@'localhost'");
+            s.execute("GRANT ALL ON `" + schema + "`.* TO '" + poolUser + "'@'%', '" + poolUser + "'@'localhost'");
+            // the URL's own database, which the driver opens before the pool switches to the run's
+            String home = null;
+            try (java.sql.ResultSet rs = s.executeQuery("SELECT DATABASE()")) {
+                home = rs.next() ? rs.getString(1) : null;
+            }
+            if (home != null && !home.equals(schema)) {
+                s.execute("GRANT SELECT ON `" + home + "`.* TO '" + poolUser + "'@'%', '" + poolUser + "'@'localhost'");
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create the pool's user " + poolUser + " on MariaDB (needs CREATE USER): "
+                    + e.getMessage(), e);
+        }
+        closeables.add(() -> {
+            try (Connection c = adminConnection(); Statement s = c.createStatement()) {
+                s.execute("DROP USER IF EXISTS '" + poolUser + "'@'%', '" + poolUser + "'@'localhost'");
+            }
+        });
     }
 
     /** The application_name of a pool's connections: unique per run, so fault injection hits only this run. */

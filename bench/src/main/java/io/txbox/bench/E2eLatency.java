@@ -96,8 +96,8 @@ final class E2eLatency extends Scenario {
     /** Business rows the receivers committed: {all rows, distinct message keys}. */
     static long[] businessRows(BenchEnv env) throws SQLException {
         try (Connection c = env.adminConnection(); java.sql.Statement s = c.createStatement();
-                java.sql.ResultSet rs = s.executeQuery("SELECT count(*), count(DISTINCT message_key) FROM \""
-                        + env.schema + "\".business")) {
+                java.sql.ResultSet rs = s.executeQuery("SELECT count(*), count(DISTINCT message_key) FROM "
+                        + env.businessTable())) {
             rs.next();
             return new long[] {rs.getLong(1), rs.getLong(2)};
         }

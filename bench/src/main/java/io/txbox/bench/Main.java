@@ -52,7 +52,7 @@ public final class Main {
         SCENARIOS.put("relay-footprint", new Entry(Footprint::new,
                 "the standalone relay process: ready time, RSS, threads and heap after GC, idle and draining"));
         SCENARIOS.put("poison", new Entry(Poison::new,
-                "drain a Kafka backlog with 1 % of the keys failing every time against the same backlog without poison:"
+                "drain a Kafka backlog with 1 %% of the keys failing every time against the same backlog without poison:"
                         + " healthy_ratio, first_healthy_delay_ms, order_violations"));
         SCENARIOS.put("cdc-kafka", new Entry(CdcThroughput::new,
                 "the polling relay against Debezium (CDC mode) on the same backlog and at the same steady rate:"
@@ -151,11 +151,15 @@ public final class Main {
         boolean noHtml = noHtml(opts);
         try (BenchEnv env = new BenchEnv(opts)) {
             opts.checkAllUsed();
+            if (env.mariadb && scenario.postgresOnly() != null) {
+                throw new Options.UsageException(opts.scenario + " runs on PostgreSQL only (" + scenario.postgresOnly()
+                        + "); leave out --db mariadb");
+            }
             report.parameters(opts.parameters());
             scenario.bind(opts, env, report, html);
             env.createSchema();
             try (Connection c = env.adminConnection()) {
-                report.postgresVersion(c);
+                report.databaseVersion(c);
             }
             scenario.run();
             if (!noHtml) {

@@ -36,7 +36,7 @@ final class Report {
     private final List<String[]> rows = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
     private final String loadAtStart = loadAverage();
-    private String postgres;
+    private String database;
     private Path picture;
 
     Report(String scenario) {
@@ -85,13 +85,13 @@ final class Report {
         notes.add(text);
     }
 
-    void postgresVersion(Connection c) {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW server_version")) {
-            if (rs.next()) {
-                postgres = rs.getString(1);
-            }
+    /** The database's product and version, as its driver reports them. */
+    void databaseVersion(Connection c) {
+        try {
+            java.sql.DatabaseMetaData m = c.getMetaData();
+            database = m.getDatabaseProductName() + " " + m.getDatabaseProductVersion();
         } catch (SQLException e) {
-            postgres = "unknown: " + e.getMessage();
+            database = "unknown: " + e.getMessage();
         }
     }
 
@@ -148,8 +148,8 @@ final class Report {
         }
         all.put("jvm", jvm());
         all.put("machine", machine());
-        if (postgres != null) {
-            all.put("postgresql", postgres);
+        if (database != null) {
+            all.put("database", database);
         }
         all.put("git", System.getProperty("txbox.bench.git", "unknown"));
         all.put("picture", picture == null ? null : picture.toString());

@@ -11,7 +11,6 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -27,6 +26,7 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
@@ -376,8 +376,8 @@ final class ScaleOut extends Scenario {
     /** Lanes left by an earlier run (a killed process's lease) would hold the next run back. */
     private void freeLanes() throws SQLException {
         try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
-            s.execute("UPDATE " + env.tables.qualified(env.tables.relayLaneTable()) + " SET owner = NULL, lease_until = NULL");
-            s.execute("DELETE FROM " + env.tables.qualified(env.tables.relayMemberTable()));
+            s.execute("UPDATE " + env.q(env.tables.relayLaneTable()) + " SET owner = NULL, lease_until = NULL");
+            s.execute("DELETE FROM " + env.q(env.tables.relayMemberTable()));
         }
     }
 
@@ -420,7 +420,7 @@ final class ScaleOut extends Scenario {
      * lanes are published again (their count in the outbox falls).
      */
     private void killOne(List<Child> children, Map<String, Object> kill) throws Exception {
-        String lanes = env.tables.qualified(env.tables.relayLaneTable());
+        String lanes = env.q(env.tables.relayLaneTable());
         try (Connection c = env.adminConnection()) {
             Child victim = children.get(0);
             List<Short> held = new ArrayList<>();
@@ -442,11 +442,11 @@ final class ScaleOut extends Scenario {
             long tKill = System.nanoTime();
             victim.process.destroyForcibly();
             victim.process.waitFor(10, TimeUnit.SECONDS);
-            Array arr = c.createArrayOf("smallint", held.toArray());
+            // lane numbers inline: both databases read an IN list (MariaDB has no arrays)
+            String inList = held.isEmpty() ? "NULL" : held.stream().map(String::valueOf).collect(Collectors.joining(","));
             long before = -1;
             long handover = -1;
-            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + env.outboxTable() + " WHERE lane = ANY(?)")) {
-                ps.setArray(1, arr);
+            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + env.outboxTable() + " WHERE lane IN (" + inList + ")")) {
                 long deadline = tKill + relayRun.laneLease.toNanos() * 3 + TimeUnit.SECONDS.toNanos(60);
                 while (System.nanoTime() < deadline) {
                     long n;
@@ -485,7 +485,7 @@ final class ScaleOut extends Scenario {
     private void awaitLanesShared(List<Child> children) throws SQLException, InterruptedException {
         int share = Lanes.COUNT / children.size();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        String sql = "SELECT owner FROM " + env.tables.qualified(env.tables.relayLaneTable()) + " WHERE lease_until > now()";
+        String sql = "SELECT owner FROM " + env.q(env.tables.relayLaneTable()) + " WHERE lease_until > now()";
         Map<String, Integer> held = new HashMap<>();
         try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
             while (System.nanoTime() < deadline) {

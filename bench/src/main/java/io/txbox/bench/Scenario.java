@@ -21,6 +21,11 @@ abstract class Scenario {
         return false;
     }
 
+    /** Why the scenario measures PostgreSQL only, which makes {@code --db mariadb} a usage error; null if it runs on both. */
+    String postgresOnly() {
+        return null;
+    }
+
     void bind(Options o, BenchEnv e, Report r, Html h) {
         this.opts = o;
         this.env = e;

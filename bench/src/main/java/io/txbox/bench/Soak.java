@@ -84,10 +84,11 @@ final class Soak extends Scenario {
     @Override
     void run() throws Exception {
         try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE " + env.q("sent") + " (message_key text PRIMARY KEY)");
+            s.execute("CREATE TABLE " + env.q("sent") + " (message_key varchar(255) PRIMARY KEY)");
         }
         // the broker is only ours to kill when kafka faults are on; otherwise --kafka is honoured
         PrivateKafkaBroker broker = faults.contains("kafka") ? env.privateBroker() : null;
+        env.usersPerPool();
         HikariDataSource writeDs = env.pool("writers", 4, false);
         HikariDataSource relayDs = env.pool("relay", relayRun.poolSize());
         HikariDataSource recvDs = env.pool("receivers", 2, false);
@@ -271,6 +272,9 @@ final class Soak extends Scenario {
     /** Terminates this run's sessions of one pool, or of every pool when {@code pool} is null. */
     private int terminate(String pool) throws SQLException {
         String pattern = pool == null ? env.applicationName("") + "%" : env.applicationName(pool);
+        if (env.mariadb) {
+            return killMariaDb(pattern);
+        }
         try (Connection c = env.adminConnection();
                 PreparedStatement ps = c.prepareStatement("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
                         + " WHERE application_name LIKE ? AND pid <> pg_backend_pid()")) {
@@ -282,9 +286,35 @@ final class Soak extends Scenario {
         }
     }
 
+    /** MariaDB: the pools log in as users of their own ({@link BenchEnv#usersPerPool}), found by name. */
+    private int killMariaDb(String userPattern) throws SQLException {
+        int killed = 0;
+        try (Connection c = env.adminConnection();
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT id FROM information_schema.processlist WHERE user LIKE ? AND id <> CONNECTION_ID()");
+                Statement kill = c.createStatement()) {
+            ps.setString(1, userPattern);
+            List<Long> ids = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(rs.getLong(1));
+                }
+            }
+            for (long id : ids) {
+                try {
+                    kill.execute("KILL CONNECTION " + id);
+                    killed++;
+                } catch (SQLException e) {
+                    // closed meanwhile (error 1094, unknown thread): nothing to kill
+                }
+            }
+        }
+        return killed;
+    }
+
     private long count(String sql) throws SQLException {
         try (Connection c = env.adminConnection(); Statement s = c.createStatement()) {
-            s.execute("SET search_path TO \"" + env.schema + "\"");
+            s.execute(env.mariadb ? "USE `" + env.schema + "`" : "SET search_path TO \"" + env.schema + "\"");
             try (ResultSet rs = s.executeQuery(sql)) {
                 rs.next();
                 return rs.getLong(1);

@@ -56,6 +56,11 @@ final class Sustained extends Scenario {
             long autovacuums, long benchVacuums, double vacuumMs) {}
 
     @Override
+    String postgresOnly() {
+        return "it measures vacuum, dead tuples and a held xid, which are PostgreSQL's";
+    }
+
+    @Override
     void configure(Options o) {
         minutes = o.doubleValue("minutes", 10, "minutes of each phase, without and with the held transaction (fractions allowed)");
         heldMinutes = o.doubleValue("held-minutes", 5, "minutes the transaction stays open, at the end of the second phase");

@@ -27,17 +27,19 @@ class BenchSmokeIT {
         kafka = KafkaBroker.shared().bootstrapServers();
     }
 
-    @Test
-    void inboxOverhead_reportsBothRatesAndTheRatio() throws Exception {
-        JsonNode bench = run("inbox-overhead", "--threads", "4", "--rounds", "1", "--seconds", "1", "--warmup", "0");
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void inboxOverhead_reportsBothRatesAndTheRatio(String db) throws Exception {
+        JsonNode bench = run("inbox-overhead", "--db", db, "--threads", "4", "--rounds", "1", "--seconds", "1", "--warmup", "0");
         assertThat(bench.at("/figures/txbox_tx_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/by_hand_tx_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/ratio").asDouble()).isPositive();
     }
 
-    @Test
-    void relayKafka_drainsTheBacklogAndLosesNothing() throws Exception {
-        JsonNode bench = run("relay-kafka", "--rows", "2000", "--warmup-rows", "1000", "--kafka", kafka);
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void relayKafka_drainsTheBacklogAndLosesNothing(String db) throws Exception {
+        JsonNode bench = run("relay-kafka", "--db", db, "--rows", "2000", "--warmup-rows", "1000", "--kafka", kafka);
         assertThat(bench.at("/figures/msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
         assertThat(bench.at("/figures/bare_msgs_per_sec").asDouble()).isPositive();
@@ -46,16 +48,18 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/ratio_to_by_hand").asDouble()).isPositive();
     }
 
-    @Test
-    void relayKafka_concurrentMode_losesNothing() throws Exception {
-        JsonNode bench = run("relay-kafka", "--rows", "1000", "--mode", "concurrent", "--warmup-rows", "0",
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void relayKafka_concurrentMode_losesNothing(String db) throws Exception {
+        JsonNode bench = run("relay-kafka", "--db", db, "--rows", "1000", "--mode", "concurrent", "--warmup-rows", "0",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
 
-    @Test
-    void relayRabbitmq_drainsTheBacklogAndLosesNothing() throws Exception {
-        JsonNode bench = run("relay-rabbitmq", "--rows", "2000", "--warmup-rows", "0", "--bare-windows", "100,1000");
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void relayRabbitmq_drainsTheBacklogAndLosesNothing(String db) throws Exception {
+        JsonNode bench = run("relay-rabbitmq", "--db", db, "--rows", "2000", "--warmup-rows", "0", "--bare-windows", "100,1000");
         assertThat(bench.at("/figures/msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
         assertThat(bench.at("/figures/bare_msgs_per_sec").asDouble()).isPositive();
@@ -64,9 +68,10 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/ratio_to_by_hand").asDouble()).isPositive();
     }
 
-    @Test
-    void e2eLatency_throughTheRelayProcess_measuresEveryMessage() throws Exception {
-        JsonNode bench = run("e2e-latency", "--relay", "process", "--rate", "100", "--seconds", "2", "--warmup", "0",
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void e2eLatency_throughTheRelayProcess_measuresEveryMessage(String db) throws Exception {
+        JsonNode bench = run("e2e-latency", "--db", db, "--relay", "process", "--rate", "100", "--seconds", "2", "--warmup", "0",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/process_measured").asLong()).isEqualTo(200);
         assertThat(bench.at("/figures/process_p99_ms").asDouble()).isPositive();
@@ -74,9 +79,10 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/process_doubled").asLong()).isZero();
     }
 
-    @Test
-    void relayFootprint_samplesTheStandaloneProcess() throws Exception {
-        JsonNode bench = run("relay-footprint", "--rows", "2000", "--idle-seconds", "0", "--kafka", kafka);
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void relayFootprint_samplesTheStandaloneProcess(String db) throws Exception {
+        JsonNode bench = run("relay-footprint", "--db", db, "--rows", "2000", "--idle-seconds", "0", "--kafka", kafka);
         assertThat(bench.at("/figures/ready_ms").asDouble()).isPositive();
         assertThat(bench.at("/figures/ready_cpu_ms").asDouble()).isPositive();
         assertThat(bench.at("/figures/drain_cpu_ms_per_1k_msgs").asDouble()).isPositive();
@@ -86,9 +92,10 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
 
-    @Test
-    void e2eLatency_measuresEveryMessage() throws Exception {
-        JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--noise", "1",
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void e2eLatency_measuresEveryMessage(String db) throws Exception {
+        JsonNode bench = run("e2e-latency", "--db", db, "--rate", "200", "--seconds", "2", "--warmup", "0", "--noise", "1",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/measured").asLong()).isEqualTo(400);
         assertThat(bench.at("/figures/bare_measured").asLong()).isEqualTo(400);
@@ -109,9 +116,10 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/bare_cpu_ms_per_msg").asDouble()).isPositive();
     }
 
-    @Test
-    void e2eLatency_batchedReceiversMeasureEveryMessage() throws Exception {
-        JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--consumer-batch", "20",
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void e2eLatency_batchedReceiversMeasureEveryMessage(String db) throws Exception {
+        JsonNode bench = run("e2e-latency", "--db", db, "--rate", "200", "--seconds", "2", "--warmup", "0", "--consumer-batch", "20",
                 "--trace-sql", "--kafka", kafka);
         assertThat(bench.at("/parameters/consumer-batch").asInt()).isEqualTo(20);
         assertThat(bench.at("/figures/relay_sql").size()).isPositive();
@@ -122,17 +130,19 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/doubled").asLong()).isZero();
     }
 
-    @Test
-    void backlogScaling_reportsTheRatio() throws Exception {
-        JsonNode bench = run("backlog-scaling", "--small", "500", "--rows", "2000", "--batch", "100",
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void backlogScaling_reportsTheRatio(String db) throws Exception {
+        JsonNode bench = run("backlog-scaling", "--db", db, "--small", "500", "--rows", "2000", "--batch", "100",
                 "--warmup-rows", "0", "--kafka", kafka);
         assertThat(bench.at("/figures/ratio").asDouble()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
 
-    @Test
-    void soak_withRelayAndDatabaseFaults_losesNothingAndDoublesNothing() throws Exception {
-        JsonNode bench = run("soak", "--minutes", "0.2", "--rate", "100", "--fault-every", "3", "--faults", "relay,db",
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void soak_withRelayAndDatabaseFaults_losesNothingAndDoublesNothing(String db) throws Exception {
+        JsonNode bench = run("soak", "--db", db, "--minutes", "0.2", "--rate", "100", "--fault-every", "3", "--faults", "relay,db",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/sent").asLong()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
@@ -145,9 +155,10 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/consumers_caught_up").asInt()).isEqualTo(1);
     }
 
-    @Test
-    void soak_withKafkaBrokerKilled_losesNothingAndDoublesNothing() throws Exception {
-        JsonNode bench = run("soak", "--minutes", "0.15", "--rate", "100", "--fault-every", "3", "--faults", "kafka");
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void soak_withKafkaBrokerKilled_losesNothingAndDoublesNothing(String db) throws Exception {
+        JsonNode bench = run("soak", "--db", db, "--minutes", "0.15", "--rate", "100", "--fault-every", "3", "--faults", "kafka");
         assertThat(bench.at("/figures/sent").asLong()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
         assertThat(bench.at("/figures/double_effects").asLong()).isZero();
@@ -157,18 +168,20 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/consumers_caught_up").asInt()).isEqualTo(1);
     }
 
-    @Test
-    void duplicateStorm_withAndWithoutRedis_reportsTheFactorsAndDoublesNothing() throws Exception {
-        JsonNode bench = run("duplicate-storm", "--senders", "8", "--keys", "100", "--copies", "5");
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void duplicateStorm_withAndWithoutRedis_reportsTheFactorsAndDoublesNothing(String db) throws Exception {
+        JsonNode bench = run("duplicate-storm", "--db", db, "--senders", "8", "--keys", "100", "--copies", "5");
         assertThat(bench.at("/figures/tx_reduction").asDouble()).isGreaterThan(1);
         assertThat(bench.at("/figures/throughput_ratio").asDouble()).isPositive();
         assertThat(bench.at("/figures/double_effects").asLong()).isZero();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
 
-    @Test
-    void consumerKafka_reportsRatiosToBareAndByHandAndBatchSpeedupAndDoublesNothing() throws Exception {
-        JsonNode bench = run("consumer-kafka", "--messages", "300", "--batch", "50", "--warmup", "0", "--kafka", kafka);
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void consumerKafka_reportsRatiosToBareAndByHandAndBatchSpeedupAndDoublesNothing(String db) throws Exception {
+        JsonNode bench = run("consumer-kafka", "--db", db, "--messages", "300", "--batch", "50", "--warmup", "0", "--kafka", kafka);
         assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
         assertThat(bench.at("/figures/by_hand_msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/ratio_to_by_hand").asDouble()).isPositive();
@@ -176,9 +189,10 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/broken_passes").asLong()).isZero();
     }
 
-    @Test
-    void consumerKafkaPoison_reportsHealthyRatio_parksEveryPoisonKeysMessages_doublesNothing() throws Exception {
-        JsonNode bench = run("consumer-kafka", "--messages", "200", "--keys", "20", "--poison", "0.1", "--warmup", "0",
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void consumerKafkaPoison_reportsHealthyRatio_parksEveryPoisonKeysMessages_doublesNothing(String db) throws Exception {
+        JsonNode bench = run("consumer-kafka", "--db", db, "--messages", "200", "--keys", "20", "--poison", "0.1", "--warmup", "0",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/healthy_ratio").asDouble()).isPositive();
         assertThat(bench.at("/figures/poison_keys").asLong()).isEqualTo(2);
@@ -186,9 +200,10 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/broken_passes").asLong()).isZero();
     }
 
-    @Test
-    void consumerRabbitmq_reportsRatiosToBareAndByHandAndBatchSpeedupAndDoublesNothing() throws Exception {
-        JsonNode bench = run("consumer-rabbitmq", "--messages", "300", "--batch", "50", "--warmup", "0");
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void consumerRabbitmq_reportsRatiosToBareAndByHandAndBatchSpeedupAndDoublesNothing(String db) throws Exception {
+        JsonNode bench = run("consumer-rabbitmq", "--db", db, "--messages", "300", "--batch", "50", "--warmup", "0");
         assertThat(bench.at("/figures/ratio_to_bare").asDouble()).isPositive();
         assertThat(bench.at("/figures/by_hand_msgs_per_sec").asDouble()).isPositive();
         assertThat(bench.at("/figures/ratio_to_by_hand").asDouble()).isPositive();
@@ -216,8 +231,27 @@ class BenchSmokeIT {
     }
 
     @Test
-    void scaleOut_relayProcessesKeepTheOrderAndTakeOverTheLanesOfAKilledOne() throws Exception {
-        JsonNode bench = run("scale-out", "--rows", "4000", "--warmup-rows", "1000", "--warmup-rounds", "2", "--batch", "100",
+    void sustained_onMariaDb_refusedAsAUsageErrorThatSaysWhy() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream stderr = System.err;
+        int code;
+        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+                PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+            System.setErr(e);
+            code = Main.run(new String[] {"sustained", "--db", "mariadb", "--minutes", "0.05", "--kafka", kafka}, o);
+        } finally {
+            System.setErr(stderr);
+        }
+        assertThat(code).isEqualTo(64);
+        assertThat(out.toString(StandardCharsets.UTF_8)).doesNotContain("BENCH {");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("sustained runs on PostgreSQL only", "leave out --db mariadb");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void scaleOut_relayProcessesKeepTheOrderAndTakeOverTheLanesOfAKilledOne(String db) throws Exception {
+        JsonNode bench = run("scale-out", "--db", db, "--rows", "4000", "--warmup-rows", "1000", "--warmup-rounds", "2", "--batch", "100",
                 "--processes", "1,2", "--lane-lease-s", "3", "--kafka", kafka);
         assertThat(bench.at("/figures/msgs_per_sec_1").asDouble()).isPositive();
         assertThat(bench.at("/figures/ratio_2_to_1").asDouble()).isPositive();
@@ -252,9 +286,10 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/cdc_duplicates").isNumber()).isTrue();
     }
 
-    @Test
-    void poison_healthyKeysKeepTheirRateAndOrder() throws Exception {
-        JsonNode bench = run("poison", "--rows", "3000", "--keys", "200", "--warmup-rows", "0", "--max-seconds", "30",
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mariadb"})
+    void poison_healthyKeysKeepTheirRateAndOrder(String db) throws Exception {
+        JsonNode bench = run("poison", "--db", db, "--rows", "3000", "--keys", "200", "--warmup-rows", "0", "--max-seconds", "30",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/healthy_ratio").asDouble()).isPositive();
         assertThat(bench.at("/figures/healthy_not_published").asLong()).isZero();
