@@ -69,7 +69,10 @@ class ConsumerKillIT {
         });
     }
 
-    /** Each database with each batch size. */
+    /**
+     * Each database with each batch size: every combination, since a case costs one child JVM
+     * and at most one session timeout.
+     */
     static Stream<Arguments> databasesAndBatchSizes() {
         return DBS.all().stream().flatMap(db -> Stream.of(1, 5)
                 .map(batchSize -> Arguments.of(Named.of(db.kind().toString(), db), batchSize)));
