@@ -15,14 +15,17 @@ import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
 import io.txbox.migrations.TxboxMigrations;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestKafka;
-import io.txbox.testkit.TestPostgres;
 import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -30,19 +33,21 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A consumer process SIGKILLed after its database commit and before its ack / offset commit
  * ({@link ConsumerChild} parks right there and says so). The broker redelivers, and the inbox
- * absorbs the redelivery: exactly one effect, and the redelivery seen as a duplicate.
+ * absorbs the redelivery: exactly one effect, and the redelivery seen as a duplicate. The
+ * consumers' inbox on PostgreSQL and on MariaDB.
  */
 class ConsumerKillIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(6);
+    static final TestDatabases DBS = TestDatabases.perClass(6);
 
     @RegisterExtension
     static final TestKafka KAFKA = TestKafka.shared();
@@ -52,14 +57,30 @@ class ConsumerKillIT {
 
     static final Duration WAIT = Duration.ofSeconds(60);
 
-    static TxboxTables tables;
-    static Effects effects;
+    private static final Map<TestDatabase, TxboxTables> MIGRATED = new ConcurrentHashMap<>();
 
-    @BeforeAll
-    static void setUp() {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        effects = new Effects(PG.dataSource());
+    /** The migrated tables of {@code db}, with the effects table, set up once. */
+    private static TxboxTables tables(TestDatabase db) {
+        return MIGRATED.computeIfAbsent(db, d -> {
+            TxboxTables t = TxboxTables.inSchema(d.schema());
+            TxboxMigrations.migrate(d.dataSource(), t);
+            new Effects(d.dataSource());
+            return t;
+        });
+    }
+
+    /**
+     * Each database with each batch size: every combination, since a case costs one child JVM
+     * and at most one session timeout.
+     */
+    static Stream<Arguments> databasesAndBatchSizes() {
+        return DBS.all().stream().flatMap(db -> Stream.of(1, 5)
+                .map(batchSize -> Arguments.of(Named.of(db.kind().toString(), db), batchSize)));
+    }
+
+    /** A consumer name of its own per database and batch size; on Kafka it is the group too. */
+    private static String consumerName(String broker, TestDatabase db, int batchSize) {
+        return "kill-" + broker + "-" + db.kind().name().toLowerCase(Locale.ROOT) + "-b" + batchSize;
     }
 
     /**
@@ -67,18 +88,20 @@ class ConsumerKillIT {
      * they share the child's transaction: all of them are committed before the kill and all come
      * back as duplicates.
      */
-    @ParameterizedTest(name = "batchSize {0}")
-    @ValueSource(ints = {1, 5})
+    @ParameterizedTest(name = "{0}, batchSize {1}")
+    @MethodSource("databasesAndBatchSizes")
     void kafka_consumerSigkilledAfterDbCommitBeforeOffsetCommit_groupReassignsAfterSessionTimeout_redeliveryAppliedOnce(
-            int batchSize) throws Exception {
+            TestDatabase db, int batchSize) throws Exception {
+        TxboxTables tables = tables(db);
+        Effects effects = new Effects(db.dataSource());
         String topic = KAFKA.uniqueTopic("consumer-kill");
         Topics.create(KAFKA.bootstrapServers(), topic, 1, Map.of());
         Topics.create(KAFKA.bootstrapServers(), topic + KafkaInboxConsumer.DEFAULT_DEAD_LETTER_SUFFIX, 1, Map.of());
-        String name = "kill-kafka-b" + batchSize;
+        String name = consumerName("kafka", db, batchSize);
         long killedAt;
         int committedBeforeKill;
         try (Child child = Child.start(ConsumerChild.class, "consumer-kafka-" + System.nanoTime(), ConsumerChild.READY,
-                "kafka", PG.jdbcUrl(), PG.user(), PG.schema(), KAFKA.bootstrapServers(), topic, name,
+                "kafka", db.jdbcUrl(), db.user(), db.schema(), KAFKA.bootstrapServers(), topic, name,
                 Integer.toString(batchSize));
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(KAFKA.producerConfig(),
                         new ByteArraySerializer(), new ByteArraySerializer())) {
@@ -99,7 +122,7 @@ class ConsumerKillIT {
         }
 
         Outcomes outcomes = new Outcomes();
-        InboxConsumer next = KafkaInboxConsumer.builder(inbox(name), PG.dataSource(), Effects.recorder(name))
+        InboxConsumer next = KafkaInboxConsumer.builder(inbox(tables, name), db.dataSource(), Effects.recorder(name))
                 .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).pollTimeout(Duration.ofMillis(100))
                 .batchSize(batchSize).listener(outcomes).build();
         try {
@@ -115,15 +138,18 @@ class ConsumerKillIT {
             next.close();
         }
         assertThat(effects.count(name, "order-1")).as("applied once despite the redelivery").isEqualTo(1);
-        assertAppliedOnce(name, batchSize, committedBeforeKill, outcomes);
+        assertAppliedOnce(effects, name, batchSize, committedBeforeKill, outcomes);
     }
 
-    @ParameterizedTest(name = "batchSize {0}")
-    @ValueSource(ints = {1, 5})
-    void rabbit_consumerSigkilledAfterDbCommitBeforeAck_redeliveredAndAppliedOnce(int batchSize) throws Exception {
+    @ParameterizedTest(name = "{0}, batchSize {1}")
+    @MethodSource("databasesAndBatchSizes")
+    void rabbit_consumerSigkilledAfterDbCommitBeforeAck_redeliveredAndAppliedOnce(TestDatabase db, int batchSize)
+            throws Exception {
+        TxboxTables tables = tables(db);
+        Effects effects = new Effects(db.dataSource());
         String queue = RABBIT.name("consumer-kill");
         String deadLetters = RABBIT.name("consumer-kill-dlx");
-        String name = "kill-rabbit-b" + batchSize;
+        String name = consumerName("rabbit", db, batchSize);
         int committedBeforeKill;
         try (Connection connection = RABBIT.newConnection(); Channel channel = connection.createChannel()) {
             channel.queueDeclare(queue, true, false, false, null);
@@ -134,7 +160,7 @@ class ConsumerKillIT {
             }
             try (Child child = Child.start(ConsumerChild.class, "consumer-rabbit-" + System.nanoTime(),
                     // "amqp://host/" would name the empty vhost; the node's default vhost is "/"
-                    ConsumerChild.READY, "rabbit", PG.jdbcUrl(), PG.user(), PG.schema(),
+                    ConsumerChild.READY, "rabbit", db.jdbcUrl(), db.user(), db.schema(),
                     RABBIT.uri().replaceAll("/$", ""), queue, name,
                     deadLetters, Integer.toString(batchSize))) {
                 child.awaitOutput(ConsumerChild.COMMITTED, WAIT);
@@ -149,7 +175,7 @@ class ConsumerKillIT {
         }
 
         Outcomes outcomes = new Outcomes();
-        InboxConsumer next = RabbitInboxConsumer.builder(inbox(name), PG.dataSource(), Effects.recorder(name))
+        InboxConsumer next = RabbitInboxConsumer.builder(inbox(tables, name), db.dataSource(), Effects.recorder(name))
                 .connectionFactory(RABBIT.connectionFactory()).queue(queue).deadLetterExchange(deadLetters).declareDeadLetterTopology(false)
                 .batchSize(batchSize).listener(outcomes).build();
         try {
@@ -160,7 +186,7 @@ class ConsumerKillIT {
             next.close();
         }
         assertThat(effects.count(name, "order-1")).as("applied once despite the redelivery").isEqualTo(1);
-        assertAppliedOnce(name, batchSize, committedBeforeKill, outcomes);
+        assertAppliedOnce(effects, name, batchSize, committedBeforeKill, outcomes);
     }
 
     private static String key(int i) {
@@ -171,13 +197,14 @@ class ConsumerKillIT {
      * Every message took effect once: those committed before the kill came back as duplicates,
      * the others (none with one message) were processed by the next consumer.
      */
-    private static void assertAppliedOnce(String name, int messages, int committedBeforeKill, Outcomes outcomes) {
+    private static void assertAppliedOnce(Effects effects, String name, int messages, int committedBeforeKill,
+            Outcomes outcomes) {
         assertThat(effects.countsByKey(name)).hasSize(messages).allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1));
         assertThat(outcomes.count(Outcome.Status.DUPLICATE)).isEqualTo(committedBeforeKill);
         assertThat(outcomes.count(Outcome.Status.PROCESSED)).isEqualTo(messages - committedBeforeKill);
     }
 
-    private static Inbox inbox(String name) {
+    private static Inbox inbox(TxboxTables tables, String name) {
         return Inbox.builder(name).tables(tables).maxAttempts(3).build();
     }
 

@@ -13,7 +13,8 @@ import javax.sql.DataSource;
 
 /**
  * The database-specific SQL of the fault tests, in one place: sleeping, statement and lock
- * timeouts and the errors they raise, and killing a session in the middle of a statement.
+ * timeouts and the errors they raise, killing a session in the middle of a statement, and
+ * generated keys.
  */
 enum FaultSql {
     POSTGRESQL {
@@ -79,6 +80,11 @@ enum FaultSql {
                     return rs.next() ? rs.getLong(1) : 0;
                 }
             }
+        }
+
+        @Override
+        String generatedKey() {
+            return "bigserial PRIMARY KEY";
         }
 
         @Override
@@ -156,6 +162,11 @@ enum FaultSql {
         }
 
         @Override
+        String generatedKey() {
+            return "bigint AUTO_INCREMENT PRIMARY KEY";
+        }
+
+        @Override
         void kill(Connection admin, long session) throws SQLException {
             try (Statement s = admin.createStatement()) {
                 s.execute("KILL CONNECTION " + session);
@@ -203,6 +214,9 @@ enum FaultSql {
     /** The session of {@code applicationName} on {@code db} running a statement containing {@code queryPart}, or 0. */
     abstract long findSession(Connection admin, TestDatabase db, String applicationName, String queryPart)
             throws SQLException;
+
+    /** A column definition for a key the database numbers in insert order. */
+    abstract String generatedKey();
 
     /** Ends {@code session} as an administrator would: its transaction rolls back and its client loses the connection. */
     abstract void kill(Connection admin, long session) throws SQLException;

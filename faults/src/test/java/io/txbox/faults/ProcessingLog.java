@@ -2,6 +2,7 @@ package io.txbox.faults;
 
 import io.txbox.inbox.Handler;
 import io.txbox.testkit.KeyOrder;
+import io.txbox.testkit.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -11,19 +12,20 @@ import java.sql.Statement;
 import javax.sql.DataSource;
 
 /**
- * The order in which a consumer's handler committed its messages, on PostgreSQL: each handled
- * message inserts its payload into a table with a sequence, inside the handler's transaction, so
+ * The order in which a consumer's handler committed its messages: each handled message inserts
+ * its payload into a table with a generated key, inside the handler's transaction, so
  * a rolled-back attempt leaves nothing and one consumer thread's committed rows read back by id
  * in the order it processed them.
  */
 final class ProcessingLog {
     private final DataSource ds;
 
-    ProcessingLog(DataSource ds) {
-        this.ds = ds;
+    /** The log in {@code db}'s schema, created if it is not there. */
+    ProcessingLog(TestDatabase db) {
+        this.ds = db.dataSource();
         try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE IF NOT EXISTS processing_log (id bigserial PRIMARY KEY, consumer text NOT NULL,"
-                    + " payload text NOT NULL)");
+            s.execute("CREATE TABLE IF NOT EXISTS processing_log (id " + FaultSql.of(db).generatedKey()
+                    + ", consumer text NOT NULL, payload text NOT NULL)");
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
 import io.txbox.TxboxTables;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.consumer.ConsumerListener;
@@ -15,16 +16,20 @@ import io.txbox.relay.Relay;
 import io.txbox.relay.Route;
 import io.txbox.relay.rabbitmq.RabbitPublisher;
 import io.txbox.testkit.KeyOrder;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 
 /**
  * RabbitMQ outages while the relay publishes and an inbox consumer consumes: the relay's and the
@@ -32,32 +37,33 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * ({@code rabbitmqctl stop_app / start_app}). Each fault shows: the consumer reports the lost
  * connection and the relay fails publishes and records the error. Nothing is lost, nothing is
  * applied twice, and per routing key the messages reach the broker in the order the feeder's
- * sequential transactions wrote them.
+ * sequential transactions wrote them. Outbox, relay and inbox on PostgreSQL and on MariaDB.
  */
 class RabbitOutageIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(10);
+    static final TestDatabases DBS = TestDatabases.perClass(10);
 
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.perClass();
 
-    static TxboxTables tables;
-    static Outbox outbox;
-    static Effects effects;
+    private static final Map<TestDatabase, TxboxTables> MIGRATED = new ConcurrentHashMap<>();
 
-    @BeforeAll
-    static void setUp() {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
-        outbox = Outbox.builder().tables(tables).build();
-        effects = new Effects(PG.dataSource());
+    /** The migrated tables of {@code db}, with the effects table, set up once. */
+    private static TxboxTables tables(TestDatabase db) {
+        return MIGRATED.computeIfAbsent(db, d -> {
+            TxboxTables t = TxboxTables.inSchema(d.schema());
+            TxboxMigrations.migrate(d.dataSource(), t);
+            new Effects(d.dataSource());
+            return t;
+        });
     }
 
-    @Test
-    void rabbit_connectionsClosedByBrokerWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce()
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbit_connectionsClosedByBrokerWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce(TestDatabase db)
             throws Exception {
         // rabbitmqctl takes seconds to close a connection: the feeder writes slowly enough to outlast it
-        run("closed", Duration.ofMillis(300), (publisherConnection, consumerConnection, feeder) -> {
+        run(db, "closed", Duration.ofMillis(300), (publisherConnection, consumerConnection, feeder) -> {
             assertThat(RABBIT.closeConnections(publisherConnection)).isPositive();
             // the relay fails publishes only while rows arrive during its connection's recovery
             assertThat(feeder.running()).as("the feeder still writes once the relay's connection is closed").isTrue();
@@ -65,9 +71,11 @@ class RabbitOutageIT {
         });
     }
 
-    @Test
-    void rabbit_appStoppedAndStartedWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce() throws Exception {
-        run("stopapp", Duration.ofMillis(100), (publisherConnection, consumerConnection, feeder) -> {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void rabbit_appStoppedAndStartedWhilePublishingAndConsuming_everyStepDeliveredAndAppliedOnce(TestDatabase db)
+            throws Exception {
+        run(db, "stopapp", Duration.ofMillis(100), (publisherConnection, consumerConnection, feeder) -> {
             try {
                 RABBIT.stopApp();
                 feeder.awaitMore(200, Duration.ofSeconds(30)); // rows keep arriving; publishes fail
@@ -82,22 +90,31 @@ class RabbitOutageIT {
     }
 
     /**
-     * Runs relay and consumer through {@code fault}. Footprint: the consumer saw its connection
+     * Runs relay and consumer on {@code db} through {@code fault}. Footprint: the consumer saw its connection
      * fail (and recovered), and the relay counted failed publishes and recorded the error. The
      * feeder pauses {@code feederPause} between transactions.
      */
-    private void run(String hint, Duration feederPause, Fault fault) throws Exception {
-        String exchange = RABBIT.name(hint + "-x");
-        String inboxQueue = RABBIT.name(hint + "-inbox");
+    private void run(TestDatabase db, String hint, Duration feederPause, Fault fault) throws Exception {
+        TxboxTables tables = tables(db);
+        Outbox outbox = Outbox.builder().tables(tables).build();
+        Effects effects = new Effects(db.dataSource());
+        // RabbitMQ names are per class: one set per database
+        String names = hint + "-" + db.kind().name().toLowerCase(Locale.ROOT);
+        String exchange = RABBIT.name(names + "-x");
+        String inboxQueue = RABBIT.name(names + "-inbox");
         RABBIT.track(inboxQueue + RabbitInboxConsumer.DEAD_LETTER_QUEUE_SUFFIX); // the consumer declares it
-        String auditQueue = RABBIT.name(hint + "-audit");
+        String auditQueue = RABBIT.name(names + "-audit");
         Connection rabbit = RABBIT.newConnection();
         Queues.declare(rabbit, exchange, inboxQueue, auditQueue);
         String unique = hint + "-" + UUID.randomUUID().toString().substring(0, 8);
         String name = "rabbit-outage-" + unique;
         String publisherConnection = "faults-relay-" + unique;
         int total = 1200;
-        RabbitPublisher publisher = RabbitPublisher.builder().connectionFactory(RABBIT.connectionFactory())
+        // the relay's connection stays down long enough that the feeder's next rows arrive while it
+        // recovers, so the relay fails publishes whichever database wakes it (LISTEN or polling)
+        ConnectionFactory publisherFactory = RABBIT.connectionFactory();
+        publisherFactory.setNetworkRecoveryInterval(3000);
+        RabbitPublisher publisher = RabbitPublisher.builder().connectionFactory(publisherFactory)
                 .connectionName(publisherConnection).build();
         PublishTrace trace = new PublishTrace(publisher);
         Set<String> emitted;
@@ -108,16 +125,16 @@ class RabbitOutageIT {
                 consumerErrors.incrementAndGet();
             }
         };
-        try (Relay relay = Relay.builder().dataSource(PG.dataSource()).tables(tables)
+        try (Relay relay = Relay.builder().dataSource(db.dataSource()).tables(tables)
                         .route(hint, Route.of(trace, exchange)).pollInterval(Duration.ofMillis(20))
                         .publishTimeout(Duration.ofSeconds(2)).laneLease(Duration.ofSeconds(10))
                         .backoff(Duration.ofMillis(100), Duration.ofSeconds(1)).maxAttempts(1000).build();
                 InboxConsumer consumer = RabbitInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
-                                PG.dataSource(), Effects.recorder(name))
+                                db.dataSource(), Effects.recorder(name))
                         .connectionFactory(RABBIT.connectionFactory()).queue(inboxQueue)
                         .deadLetterExchange(RABBIT.track(exchange + "-dlx")).prefetch(10).listener(errors)
                         .backoff(Duration.ofMillis(100), Duration.ofMillis(500)).build();
-                Feeder feeder = new Feeder(PG.dataSource(), outbox, unique, hint, total, 20, feederPause)) {
+                Feeder feeder = new Feeder(db.dataSource(), outbox, unique, hint, total, 20, feederPause)) {
             relay.start();
             consumer.start();
             // the relay at work, and the fault strikes while rows still arrive, or the relay has
@@ -136,7 +153,7 @@ class RabbitOutageIT {
             emitted = feeder.finish(Duration.ofSeconds(60));
             assertThat(emitted).hasSize(total);
             await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->
-                    effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxTable())) == 0);
+                    effects.queryLong("SELECT count(*) FROM " + db.qualified(db.schema(), tables.outboxTable())) == 0);
             await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() ->
                     effects.distinct(name) == total && Queues.ready(rabbit, inboxQueue) == 0);
             assertThat(consumer.isRunning()).isTrue();
@@ -144,10 +161,11 @@ class RabbitOutageIT {
         assertThat(Queues.ready(rabbit, inboxQueue)).as("messages left in the inbox queue").isZero();
         KeyOrder published = new KeyOrder();
         List<String> delivered = Queues.drainStepKeys(rabbit, auditQueue, emitted, Duration.ofSeconds(60), published);
-        Oracle.check("RabbitMQ " + hint, emitted, delivered, effects.countsByKey(name));
+        Oracle.check("RabbitMQ " + hint + " on " + db.kind(), emitted, delivered, effects.countsByKey(name));
         assertThat(published.violations()).as("published: %s; what the relay sent, for the first key out of order:%n%s",
                 published, published.violations().isEmpty() ? "" : trace.of(published.violations().get(0).split("[ :]")[1]))
                 .isEmpty();
-        assertThat(effects.queryLong("SELECT count(*) FROM " + tables.qualified(tables.outboxDeadTable()))).isZero();
+        assertThat(effects.queryLong("SELECT count(*) FROM " + db.qualified(db.schema(), tables.outboxDeadTable())))
+                .isZero();
     }
 }

@@ -99,7 +99,7 @@ class RelaySigkillIT {
 
         String name = "sigkill-kafka-" + db.kind();
         String group = topic + "-inbox";
-        ProcessingLog processing = new ProcessingLog(DBS.postgres().dataSource());
+        ProcessingLog processing = new ProcessingLog(DBS.postgres());
         try (InboxConsumer consumer = KafkaInboxConsumer.builder(Inbox.builder(name).tables(tables).build(),
                         DBS.postgres().dataSource(), processing.recorder(name, Effects.recorder(name)))
                 .bootstrapServers(KAFKA.bootstrapServers()).topics(topic).groupId(group).backoff(FAST_INITIAL, FAST_MAX)
