@@ -17,7 +17,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Every scenario runs end to end with tiny parameters, against the real PostgreSQL, RabbitMQ
- * and the build's shared Kafka broker: proves the scenarios work, not how fast they are.
+ * and the build's shared Kafka broker: proves the scenarios work, not how fast they are. Each
+ * scenario that runs on MariaDB runs there too, in one of its forms.
  */
 class BenchSmokeIT {
     private static String kafka;
@@ -48,10 +49,9 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/ratio_to_by_hand").asDouble()).isPositive();
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"postgresql", "mariadb"})
-    void relayKafka_concurrentMode_losesNothing(String db) throws Exception {
-        JsonNode bench = run("relay-kafka", "--db", db, "--rows", "1000", "--mode", "concurrent", "--warmup-rows", "0",
+    @Test
+    void relayKafka_concurrentMode_losesNothing() throws Exception {
+        JsonNode bench = run("relay-kafka", "--rows", "1000", "--mode", "concurrent", "--warmup-rows", "0",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
@@ -92,10 +92,9 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/lost").asLong()).isZero();
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"postgresql", "mariadb"})
-    void e2eLatency_measuresEveryMessage(String db) throws Exception {
-        JsonNode bench = run("e2e-latency", "--db", db, "--rate", "200", "--seconds", "2", "--warmup", "0", "--noise", "1",
+    @Test
+    void e2eLatency_measuresEveryMessage() throws Exception {
+        JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--noise", "1",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/measured").asLong()).isEqualTo(400);
         assertThat(bench.at("/figures/bare_measured").asLong()).isEqualTo(400);
@@ -116,10 +115,9 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/bare_cpu_ms_per_msg").asDouble()).isPositive();
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"postgresql", "mariadb"})
-    void e2eLatency_batchedReceiversMeasureEveryMessage(String db) throws Exception {
-        JsonNode bench = run("e2e-latency", "--db", db, "--rate", "200", "--seconds", "2", "--warmup", "0", "--consumer-batch", "20",
+    @Test
+    void e2eLatency_batchedReceiversMeasureEveryMessage() throws Exception {
+        JsonNode bench = run("e2e-latency", "--rate", "200", "--seconds", "2", "--warmup", "0", "--consumer-batch", "20",
                 "--trace-sql", "--kafka", kafka);
         assertThat(bench.at("/parameters/consumer-batch").asInt()).isEqualTo(20);
         assertThat(bench.at("/figures/relay_sql").size()).isPositive();
@@ -155,10 +153,9 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/consumers_caught_up").asInt()).isEqualTo(1);
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"postgresql", "mariadb"})
-    void soak_withKafkaBrokerKilled_losesNothingAndDoublesNothing(String db) throws Exception {
-        JsonNode bench = run("soak", "--db", db, "--minutes", "0.15", "--rate", "100", "--fault-every", "3", "--faults", "kafka");
+    @Test
+    void soak_withKafkaBrokerKilled_losesNothingAndDoublesNothing() throws Exception {
+        JsonNode bench = run("soak", "--minutes", "0.15", "--rate", "100", "--fault-every", "3", "--faults", "kafka");
         assertThat(bench.at("/figures/sent").asLong()).isPositive();
         assertThat(bench.at("/figures/lost").asLong()).isZero();
         assertThat(bench.at("/figures/double_effects").asLong()).isZero();
@@ -189,10 +186,9 @@ class BenchSmokeIT {
         assertThat(bench.at("/figures/broken_passes").asLong()).isZero();
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"postgresql", "mariadb"})
-    void consumerKafkaPoison_reportsHealthyRatio_parksEveryPoisonKeysMessages_doublesNothing(String db) throws Exception {
-        JsonNode bench = run("consumer-kafka", "--db", db, "--messages", "200", "--keys", "20", "--poison", "0.1", "--warmup", "0",
+    @Test
+    void consumerKafkaPoison_reportsHealthyRatio_parksEveryPoisonKeysMessages_doublesNothing() throws Exception {
+        JsonNode bench = run("consumer-kafka", "--messages", "200", "--keys", "20", "--poison", "0.1", "--warmup", "0",
                 "--kafka", kafka);
         assertThat(bench.at("/figures/healthy_ratio").asDouble()).isPositive();
         assertThat(bench.at("/figures/poison_keys").asLong()).isEqualTo(2);
@@ -239,7 +235,8 @@ class BenchSmokeIT {
         try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
                 PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
             System.setErr(e);
-            code = Main.run(new String[] {"sustained", "--db", "mariadb", "--minutes", "0.05", "--kafka", kafka}, o);
+            code = Main.run(new String[] {"sustained", "--db", "mariadb", "--minutes", "0.05", "--held-minutes", "0.025",
+                    "--kafka", kafka}, o);
         } finally {
             System.setErr(stderr);
         }
@@ -264,8 +261,11 @@ class BenchSmokeIT {
             assertThat(r.at("/warmupRounds").size()).isBetween(1, 2);
             assertThat(r.at("/perProcess").size()).isEqualTo(r.at("/processes").asInt());
         }
-        // the sessions report their counts about once a second: a few warm-up deletes may fall in the window
-        assertThat(bench.at("/figures/runs/1/outboxReads/deleted").asLong()).isGreaterThanOrEqualTo(4000);
+        // the sessions report their counts about once a second: a few warm-up deletes may fall in the window;
+        // MariaDB keeps no such counts
+        if (db.equals("postgresql")) {
+            assertThat(bench.at("/figures/runs/1/outboxReads/deleted").asLong()).isGreaterThanOrEqualTo(4000);
+        }
     }
 
     @ParameterizedTest
