@@ -163,7 +163,7 @@ class EmbeddedRelayIT {
 
     private static org.assertj.core.api.AbstractThrowableAssert<?, ? extends Throwable> assertStartupFails(String... properties) {
         return assertThatThrownBy(() -> new SpringApplicationBuilder(TestApplication.class)
-                .properties(TestDatabase.properties(PG, PG.schema()))
+                .properties(TestDatabaseProperties.properties(PG, PG.schema()))
                 .properties("spring.flyway.enabled=false", "txbox.relay.enabled=true",
                         "spring.kafka.bootstrap-servers=" + KAFKA.bootstrapServers())
                 .properties(properties).run().close())
@@ -174,7 +174,7 @@ class EmbeddedRelayIT {
     private static ConfigurableApplicationContext start(String topic, String exchange) {
         ConnectionFactory rabbit = RABBIT.connectionFactory();
         ConfigurableApplicationContext context = new SpringApplicationBuilder(TestApplication.class)
-                .properties(TestDatabase.properties(PG, PG.schema()))
+                .properties(TestDatabaseProperties.properties(PG, PG.schema()))
                 .properties(Map.<String, Object>of(
                         "spring.flyway.enabled", "false",
                         "txbox.relay.enabled", "true",

@@ -46,7 +46,7 @@ class IdempotencyFilterIT {
 
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
-        TestDatabase.register(registry, PG, PG::schema);
+        TestDatabaseProperties.register(registry, PG, PG::schema);
     }
 
     @LocalServerPort int port;

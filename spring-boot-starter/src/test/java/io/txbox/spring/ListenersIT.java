@@ -55,7 +55,7 @@ class ListenersIT {
         }
         ConnectionFactory f = RABBIT.connectionFactory();
         context = new SpringApplicationBuilder(TestApplication.class, PaymentListeners.class)
-                .properties(TestDatabase.properties(PG, PG.schema()))
+                .properties(TestDatabaseProperties.properties(PG, PG.schema()))
                 .properties(Map.<String, Object>of(
                         "spring.flyway.enabled", "false",
                         "test.topic", topic,

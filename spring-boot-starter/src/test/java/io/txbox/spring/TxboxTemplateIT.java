@@ -32,7 +32,7 @@ class TxboxTemplateIT {
 
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
-        TestDatabase.register(registry, PG, PG::schema);
+        TestDatabaseProperties.register(registry, PG, PG::schema);
     }
 
     @Autowired TxboxTemplate txbox;
