@@ -43,8 +43,8 @@ class MigrationsModeIT {
         }
     }
 
-    // PostgreSQL only: TxboxFlywayCustomizer adds the PostgreSQL scripts (TxboxMigrations.LOCATION) and
-    // no key collation placeholder whatever the database, and Boot's Flyway needs flyway-mysql for MariaDB
+    // PostgreSQL only: Boot's Flyway needs flyway-mysql for MariaDB, which these tests do not have;
+    // TxboxFlywayCustomizerIT checks what the customizer gives Flyway on each database
     @Test
     void flywayMode_putsTheScriptsInBootsFlywayHistory() {
         TestDatabase db = DBS.postgres();
