@@ -14,39 +14,42 @@ import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
 import io.txbox.migrations.TxboxMigrations;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.slf4j.LoggerFactory;
 
 /**
  * Redis URLs with passwords (right, wrong, and in URLs that are refused) fed to both builders,
  * against a private {@code redis-server} that requires a password: no exception message, stack
- * trace or log line the module produces holds a password.
+ * trace or log line the module produces holds a password. The hybrid inbox runs on each database.
  */
 class RedisSecretsIT {
     static final String PASSWORD = "pa55w0rd-s3cret";
     static final String WRONG = "wr0ng-s3cret";
 
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass(4);
+    static final TestDatabases DBS = TestDatabases.perClass(4);
 
-    static TxboxTables tables;
     static PrivateRedis redis;
 
     @BeforeAll
     static void start() throws Exception {
-        tables = TxboxTables.inSchema(PG.schema());
-        TxboxMigrations.migrate(PG.dataSource(), tables);
+        for (TestDatabase d : DBS.all()) {
+            TxboxMigrations.migrate(d.dataSource(), TxboxTables.inSchema(d.schema()));
+        }
         redis = PrivateRedis.start("--requirepass", PASSWORD);
     }
 
@@ -78,8 +81,12 @@ class RedisSecretsIT {
         }
     }
 
-    @Test
-    void urlsWithPasswords_noExceptionMessageOrLogLineHoldsThePassword() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void urlsWithPasswords_noExceptionMessageOrLogLineHoldsThePassword(TestDatabase db) throws Exception {
+        TxboxTables tables = TxboxTables.inSchema(db.schema());
+        // one Redis serves both databases: each run keeps its own keys, or the second would find the first's
+        String prefix = "secrets-" + db.kind().name().toLowerCase(Locale.ROOT) + "-";
         LoggerContext logs = (LoggerContext) LoggerFactory.getILoggerFactory();
         ListAppender<ILoggingEvent> captured = new ListAppender<>();
         captured.setContext(logs);
@@ -123,8 +130,8 @@ class RedisSecretsIT {
             int n = 0;
             for (String url : usable) {
                 n++;
-                try (RedisStore store = RedisStore.builder("secrets").redisUrl(url).commandTimeout(Duration.ofSeconds(1))
-                        .build()) {
+                try (RedisStore store = RedisStore.builder("secrets").redisUrl(url).keyPrefix(prefix)
+                        .commandTimeout(Duration.ofSeconds(1)).build()) {
                     attempt(texts, store, s -> {
                         Claim claim = s.claim(InboundMessage.of("key", "payload".getBytes(UTF_8)));
                         if (claim.acquired()) {
@@ -132,11 +139,11 @@ class RedisSecretsIT {
                         }
                     });
                 }
-                try (HybridInbox inbox = HybridInbox.builder(database).redisUrl(url).keyPrefix("secrets" + n + ":")
+                try (HybridInbox inbox = HybridInbox.builder(database).redisUrl(url).keyPrefix(prefix + n + ":")
                         .failureThreshold(1).build()) {
                     InboundMessage m = InboundMessage.of("key-" + n, "payload".getBytes(UTF_8));
-                    Outcome first = inbox.process(PG.dataSource(), m, (tx, msg) -> "done".getBytes(UTF_8));
-                    Outcome again = inbox.process(PG.dataSource(), m, (tx, msg) -> "done".getBytes(UTF_8));
+                    Outcome first = inbox.process(db.dataSource(), m, (tx, msg) -> "done".getBytes(UTF_8));
+                    Outcome again = inbox.process(db.dataSource(), m, (tx, msg) -> "done".getBytes(UTF_8));
                     assertThat(first.status()).as(url.replace(PASSWORD, "*").replace(WRONG, "*"))
                             .isEqualTo(Outcome.Status.PROCESSED);
                     assertThat(again.status()).isEqualTo(Outcome.Status.DUPLICATE);

@@ -7,13 +7,15 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.flywaydb.core.api.Location;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
 /**
- * Adds txbox's scripts to the application's Flyway: {@link TxboxMigrations#LOCATION} after the
- * configured locations, the {@code schema} and {@code prefix} placeholders, and the txbox schema
+ * Adds txbox's scripts to the application's Flyway: those of the database Flyway migrates ({@link
+ * TxboxMigrations#location(DataSource)}) after the configured locations, their placeholders
+ * ({@link TxboxMigrations#placeholders(DataSource, TxboxTables)}), and the txbox schema
  * after the configured schemas when {@code spring.flyway.schemas} is set (so Flyway creates it).
  * Kept free of Spring Boot's Flyway types, so the class loads without them.
  */
@@ -25,17 +27,22 @@ final class TxboxFlywayCustomizer {
     }
 
     void customize(FluentConfiguration configuration) {
+        // Boot hands the configuration over with its data source set; the scripts depend on the database
+        DataSource dataSource = configuration.getDataSource();
+        String scripts = dataSource == null ? TxboxMigrations.LOCATION : TxboxMigrations.location(dataSource);
+        Map<String, String> ours = dataSource == null ? TxboxMigrations.placeholders(tables)
+                : TxboxMigrations.placeholders(dataSource, tables);
         List<String> locations = new ArrayList<>();
         for (Location location : configuration.getLocations()) {
             locations.add(location.getDescriptor());
         }
-        if (!locations.contains(TxboxMigrations.LOCATION)) {
-            locations.add(TxboxMigrations.LOCATION);
+        if (!locations.contains(scripts)) {
+            locations.add(scripts);
         }
         configuration.locations(locations.toArray(String[]::new));
 
         Map<String, String> placeholders = new HashMap<>(configuration.getPlaceholders());
-        TxboxMigrations.placeholders(tables).forEach((name, value) -> {
+        ours.forEach((name, value) -> {
             String existing = placeholders.get(name);
             if (existing != null && !existing.equals(value)) {
                 throw new InvalidConfigurationPropertyValueException("spring.flyway.placeholders." + name, existing,

@@ -17,19 +17,22 @@ import io.txbox.relay.micrometer.RelayMetrics;
 import io.txbox.relay.Relay;
 import io.txbox.relay.RelayStatus;
 import io.txbox.testkit.TestKafka;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestRabbit;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.assertj.core.api.InstanceOfAssertFactories;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.health.contributor.Health;
@@ -42,22 +45,25 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * The embedded relay: started with the application context, publishing what a
  * {@code @Transactional} service sent through Spring Boot's Kafka and RabbitMQ connection
- * settings, and releasing its lanes when the context closes.
+ * settings, and releasing its lanes when the context closes; on each database.
  */
 class EmbeddedRelayIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
     @RegisterExtension
     static final TestKafka KAFKA = TestKafka.shared();
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.perClass();
 
-    @Test
-    void transactionalSend_publishedToKafkaAndRabbitMq_contextCloseReleasesLanes() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void transactionalSend_publishedToKafkaAndRabbitMq_contextCloseReleasesLanes(TestDatabase db) throws Exception {
         String topic = KAFKA.uniqueTopic("payments");
         KAFKA.createTopic(topic, 1);
-        String exchange = RABBIT.name("shipping");
-        String queue = RABBIT.name("shipping-queue");
+        // RabbitMQ names are per class: the run on each database gets its own
+        String dbName = db.kind().name().toLowerCase(Locale.ROOT);
+        String exchange = RABBIT.name("shipping-" + dbName);
+        String queue = RABBIT.name("shipping-queue-" + dbName);
         try (Connection rabbit = RABBIT.newConnection(); Channel channel = rabbit.createChannel();
                 KafkaConsumer<String, String> consumer = new KafkaConsumer<>(KAFKA.consumerConfig(topic),
                         new StringDeserializer(), new StringDeserializer())) {
@@ -68,7 +74,7 @@ class EmbeddedRelayIT {
 
             TxboxTables tables;
             JdbcTemplate jdbc;
-            try (ConfigurableApplicationContext context = start(topic, exchange)) {
+            try (ConfigurableApplicationContext context = start(db, topic, exchange)) {
                 tables = context.getBean(TxboxTables.class);
                 jdbc = context.getBean(JdbcTemplate.class);
                 Relay relay = context.getBean(Relay.class);
@@ -113,7 +119,7 @@ class EmbeddedRelayIT {
                 assertThat(count(jdbc, tables.relayLaneTable() + " WHERE owner IS NOT NULL"))
                         .as("lanes held while running").isPositive();
             }
-            try (java.sql.Connection c = PG.connection(); var rs = c.createStatement().executeQuery(
+            try (java.sql.Connection c = db.connection(); var rs = c.createStatement().executeQuery(
                     "SELECT count(*) FROM " + tables.relayLaneTable() + " WHERE owner IS NOT NULL")) {
                 rs.next();
                 assertThat(rs.getLong(1)).as("lanes still held after the context closed").isZero();
@@ -121,12 +127,13 @@ class EmbeddedRelayIT {
         }
     }
 
-    @Test
-    void health_exchangeMissing_downNamingTheExchange() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void health_exchangeMissing_downNamingTheExchange(TestDatabase db) {
         String topic = KAFKA.uniqueTopic("payments");
         KAFKA.createTopic(topic, 1);
         String missing = RABBIT.name("never-declared");
-        try (ConfigurableApplicationContext context = start(topic, missing)) {
+        try (ConfigurableApplicationContext context = start(db, topic, missing)) {
             Health h = context.getBean("txboxRelayHealthIndicator", HealthIndicator.class).health(true);
             assertThat(h.getStatus()).isEqualTo(Status.DOWN);
             assertThat(h.getDetails()).containsEntry("database", "UP")
@@ -136,34 +143,39 @@ class EmbeddedRelayIT {
         }
     }
 
-    @Test
-    void routes_unknownBroker_failsStartupNamingTheRoute() {
-        assertStartupFails("txbox.relay.routes.payments=sqs:payments")
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void routes_unknownBroker_failsStartupNamingTheRoute(TestDatabase db) {
+        assertStartupFails(db, "txbox.relay.routes.payments=sqs:payments")
                 .hasMessageContaining("txbox.relay.routes.payments").hasMessageContaining("sqs:payments")
                 .hasMessageContaining("kafka:<topic> or rabbitmq:<exchange>");
     }
 
-    @Test
-    void routes_badTopic_failsStartupNamingTheRoute() {
-        assertStartupFails("txbox.relay.routes.payments=kafka:no spaces")
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void routes_badTopic_failsStartupNamingTheRoute(TestDatabase db) {
+        assertStartupFails(db, "txbox.relay.routes.payments=kafka:no spaces")
                 .hasMessageContaining("txbox.relay.routes.payments").hasMessageContaining("no spaces");
     }
 
-    @Test
-    void routes_none_failsStartupSayingWhatToSet() {
-        assertStartupFails("txbox.relay.workers=2")
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void routes_none_failsStartupSayingWhatToSet(TestDatabase db) {
+        assertStartupFails(db, "txbox.relay.workers=2")
                 .hasMessageContaining("txbox.relay.routes").hasMessageContaining("at least one route");
     }
 
-    @Test
-    void workers_zero_failsStartupNamingPropertyAndValue() {
-        assertStartupFails("txbox.relay.workers=0", "txbox.relay.routes.payments=kafka:payments")
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void workers_zero_failsStartupNamingPropertyAndValue(TestDatabase db) {
+        assertStartupFails(db, "txbox.relay.workers=0", "txbox.relay.routes.payments=kafka:payments")
                 .hasMessageContaining("txbox.relay.workers").hasMessageContaining("'0'");
     }
 
-    private static org.assertj.core.api.AbstractThrowableAssert<?, ? extends Throwable> assertStartupFails(String... properties) {
+    private static org.assertj.core.api.AbstractThrowableAssert<?, ? extends Throwable> assertStartupFails(TestDatabase db,
+            String... properties) {
         return assertThatThrownBy(() -> new SpringApplicationBuilder(TestApplication.class)
-                .properties(TestDatabase.properties(PG, PG.schema()))
+                .properties(TestDatabaseProperties.properties(db, db.schema()))
                 .properties("spring.flyway.enabled=false", "txbox.relay.enabled=true",
                         "spring.kafka.bootstrap-servers=" + KAFKA.bootstrapServers())
                 .properties(properties).run().close())
@@ -171,10 +183,10 @@ class EmbeddedRelayIT {
                 .isInstanceOf(InvalidConfigurationPropertyValueException.class);
     }
 
-    private static ConfigurableApplicationContext start(String topic, String exchange) {
+    private static ConfigurableApplicationContext start(TestDatabase db, String topic, String exchange) {
         ConnectionFactory rabbit = RABBIT.connectionFactory();
         ConfigurableApplicationContext context = new SpringApplicationBuilder(TestApplication.class)
-                .properties(TestDatabase.properties(PG, PG.schema()))
+                .properties(TestDatabaseProperties.properties(db, db.schema()))
                 .properties(Map.<String, Object>of(
                         "spring.flyway.enabled", "false",
                         "txbox.relay.enabled", "true",
@@ -188,7 +200,7 @@ class EmbeddedRelayIT {
                         "spring.rabbitmq.virtual-host", rabbit.getVirtualHost()))
                 .run();
         context.getBean(JdbcTemplate.class)
-                .execute("CREATE TABLE IF NOT EXISTS orders (order_id text PRIMARY KEY)");
+                .execute("CREATE TABLE IF NOT EXISTS orders (order_id varchar(64) PRIMARY KEY)");
         return context;
     }
 

@@ -3,67 +3,81 @@ package io.txbox.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.txbox.TxboxTables;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The Spring MVC Idempotency-Key filter on a real embedded server and PostgreSQL: a controller
+ * The Spring MVC Idempotency-Key filter on a real embedded server, one per database: a controller
  * that writes through JdbcTemplate and a JPA repository runs once per key, its writes commit
  * with the stored response, and a failure leaves nothing behind.
  */
-@SpringBootTest(classes = {TestApplication.class, IdempotencyFilterIT.Orders.class}, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"spring.application.name=orders", "spring.flyway.enabled=false",
-            "txbox.http.idempotency.enabled=true", "txbox.http.idempotency.lease=1m"})
-@DirtiesContext
 class IdempotencyFilterIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
-    @DynamicPropertySource
-    static void database(DynamicPropertyRegistry registry) {
-        TestDatabase.register(registry, PG, PG::schema);
-    }
+    /** The application on each database, started by its first test and kept for the class. */
+    static final Map<TestDatabase.Kind, ConfigurableApplicationContext> APPS = new EnumMap<>(TestDatabase.Kind.class);
 
-    @LocalServerPort int port;
-    @Autowired JdbcTemplate jdbc;
-    @Autowired TxboxTables tables;
-    @Autowired Orders orders;
+    int port;
+    JdbcTemplate jdbc;
+    TxboxTables tables;
+    Orders orders;
     final HttpClient http = HttpClient.newHttpClient();
 
-    @BeforeEach
-    void clean() {
+    @AfterAll
+    static void stop() {
+        APPS.values().forEach(ConfigurableApplicationContext::close);
+        APPS.clear();
+    }
+
+    /** Takes the port and beans of {@code db}'s application and empties its tables. */
+    void on(TestDatabase db) {
+        ConfigurableApplicationContext app = APPS.computeIfAbsent(db.kind(), k ->
+                new SpringApplicationBuilder(TestApplication.class, Orders.class)
+                        .properties(TestDatabaseProperties.properties(db, db.schema()))
+                        .properties("server.port=0", "spring.application.name=orders", "spring.flyway.enabled=false",
+                                "txbox.http.idempotency.enabled=true", "txbox.http.idempotency.lease=1m")
+                        .run());
+        port = app.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
+        jdbc = app.getBean(JdbcTemplate.class);
+        tables = app.getBean(TxboxTables.class);
+        orders = app.getBean(Orders.class);
         jdbc.execute("CREATE TABLE IF NOT EXISTS audit_log (order_id text NOT NULL, event text NOT NULL)");
-        jdbc.execute("TRUNCATE audit_log, shipment, " + tables.inboxTable());
+        for (String table : new String[] {"audit_log", "shipment", tables.inboxTable()}) {
+            jdbc.execute("TRUNCATE TABLE " + table);
+        }
         orders.reset();
     }
 
-    @Test
-    void firstCall_runsTheController_replayReturnsTheStoredStatusHeadersAndBody() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void firstCall_runsTheController_replayReturnsTheStoredStatusHeadersAndBody(TestDatabase db) throws Exception {
+        on(db);
         HttpResponse<String> first = post("/orders/o-1", "k-1", "{\"item\":\"book\"}");
         HttpResponse<String> replay = post("/orders/o-1", "k-1", "{\"item\":\"book\"}");
 
@@ -83,8 +97,10 @@ class IdempotencyFilterIT {
                 String.class)).isEqualTo("orders.http");
     }
 
-    @Test
-    void sameKey_differentBody_is422_andDoesNotRun() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void sameKey_differentBody_is422_andDoesNotRun(TestDatabase db) throws Exception {
+        on(db);
         assertThat(post("/orders/o-2", "k-2", "{\"item\":\"book\"}").statusCode()).isEqualTo(201);
 
         HttpResponse<String> reused = post("/orders/o-2", "k-2", "{\"item\":\"pen\"}");
@@ -95,8 +111,10 @@ class IdempotencyFilterIT {
         assertThat(count("shipment")).isEqualTo(1);
     }
 
-    @Test
-    void sameKey_whileTheFirstRuns_is409_thenTheFirstCompletes() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void sameKey_whileTheFirstRuns_is409_thenTheFirstCompletes(TestDatabase db) throws Exception {
+        on(db);
         orders.hold = new CountDownLatch(1);
         CompletableFuture<HttpResponse<String>> first = http.sendAsync(request("/orders/o-3", "k-3", "{}"),
                 HttpResponse.BodyHandlers.ofString());
@@ -111,8 +129,10 @@ class IdempotencyFilterIT {
         assertThat(count("shipment")).isEqualTo(1);
     }
 
-    @Test
-    void missingOversizedOrMalformedKey_is400_andDoesNotRun() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void missingOversizedOrMalformedKey_is400_andDoesNotRun(TestDatabase db) throws Exception {
+        on(db);
         HttpResponse<String> missing = http.send(HttpRequest.newBuilder(uri("/orders/o-4"))
                 .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
         HttpResponse<String> oversized = post("/orders/o-4", "k".repeat(256), "{}");
@@ -126,8 +146,10 @@ class IdempotencyFilterIT {
         assertThat(count("shipment")).isZero();
     }
 
-    @Test
-    void controllerFails_afterItsWrites_nothingIsStoredOrWritten_andARetryRuns() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void controllerFails_afterItsWrites_nothingIsStoredOrWritten_andARetryRuns(TestDatabase db) throws Exception {
+        on(db);
         orders.failAfterWrites.set(true);
         HttpResponse<String> failed = post("/orders/o-5", "k-5", "{}");
 
@@ -147,8 +169,10 @@ class IdempotencyFilterIT {
         assertThat(count("shipment")).isEqualTo(1);
     }
 
-    @Test
-    void formPost_asCurlDashDSendsIt_is415AtOnce_andTheKeyStaysUnused() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void formPost_asCurlDashDSendsIt_is415AtOnce_andTheKeyStaysUnused(TestDatabase db) throws Exception {
+        on(db);
         // what `curl -X POST .../orders/o-7 -H 'Idempotency-Key: k-7' -d order-42` sends
         HttpResponse<String> form = http.send(HttpRequest.newBuilder(uri("/orders/o-7")).header("Idempotency-Key", "k-7")
                 .header("User-Agent", "curl/8.5.0").header("Accept", "*/*")
@@ -179,8 +203,10 @@ class IdempotencyFilterIT {
         assertThat(orders.runs.get()).isEqualTo(1);
     }
 
-    @Test
-    void requestWithoutAFilteredMethod_passesUntouched() throws Exception {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void requestWithoutAFilteredMethod_passesUntouched(TestDatabase db) throws Exception {
+        on(db);
         HttpResponse<String> put = http.send(HttpRequest.newBuilder(uri("/orders/o-6"))
                 .PUT(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
 

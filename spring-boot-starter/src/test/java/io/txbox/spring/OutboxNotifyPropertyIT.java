@@ -25,6 +25,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** {@code txbox.outbox.notify-relays} reaches the outbox bean: turned off, its sends wake no relay. */
 class OutboxNotifyPropertyIT {
+    // PostgreSQL only: the wake-up is a NOTIFY, which MariaDB does not have
     @RegisterExtension
     static final TestPostgres PG = TestPostgres.perClass();
 

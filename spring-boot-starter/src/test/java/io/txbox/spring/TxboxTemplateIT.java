@@ -9,57 +9,80 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
 import io.txbox.outbox.OutboxMessage;
 import io.txbox.outbox.StepKey;
-import io.txbox.testkit.TestPostgres;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestDatabases;
 import java.nio.charset.StandardCharsets;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import java.util.EnumMap;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.orm.jpa.JpaTransactionManager;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-@SpringBootTest(classes = TestApplication.class, properties = {"spring.application.name=shipping", "spring.flyway.enabled=false"})
-@DirtiesContext
+/** {@link TxboxTemplate} in a Spring Boot service with JPA, one application per database. */
 class TxboxTemplateIT {
     @RegisterExtension
-    static final TestPostgres PG = TestPostgres.perClass();
+    static final TestDatabases DBS = TestDatabases.perClass();
 
-    @DynamicPropertySource
-    static void database(DynamicPropertyRegistry registry) {
-        TestDatabase.register(registry, PG, PG::schema);
-    }
+    /** The application on each database, started by its first test and kept for the class. */
+    static final Map<TestDatabase.Kind, ConfigurableApplicationContext> APPS = new EnumMap<>(TestDatabase.Kind.class);
 
-    @Autowired TxboxTemplate txbox;
-    @Autowired Inbox inbox;
-    @Autowired TxboxTables tables;
-    @Autowired ShipmentService service;
-    @Autowired ShipmentRepository shipments;
-    @Autowired JdbcTemplate jdbc;
-    @Autowired PlatformTransactionManager transactionManager;
+    TxboxTemplate txbox;
+    Inbox inbox;
+    TxboxTables tables;
+    ShipmentService service;
+    ShipmentRepository shipments;
+    JdbcTemplate jdbc;
+    PlatformTransactionManager transactionManager;
     TransactionTemplate tx;
 
-    @BeforeEach
-    void clean() {
+    @AfterAll
+    static void stop() {
+        APPS.values().forEach(ConfigurableApplicationContext::close);
+        APPS.clear();
+    }
+
+    /** Takes the beans of {@code db}'s application and empties its tables. */
+    void on(TestDatabase db) {
+        ConfigurableApplicationContext app = APPS.computeIfAbsent(db.kind(), k ->
+                new SpringApplicationBuilder(TestApplication.class).web(WebApplicationType.NONE)
+                        .properties(TestDatabaseProperties.properties(db, db.schema()))
+                        .properties("spring.application.name=shipping", "spring.flyway.enabled=false")
+                        .run());
+        txbox = app.getBean(TxboxTemplate.class);
+        inbox = app.getBean(Inbox.class);
+        tables = app.getBean(TxboxTables.class);
+        service = app.getBean(ShipmentService.class);
+        shipments = app.getBean(ShipmentRepository.class);
+        jdbc = app.getBean(JdbcTemplate.class);
+        transactionManager = app.getBean(PlatformTransactionManager.class);
         tx = new TransactionTemplate(transactionManager);
         jdbc.execute("CREATE TABLE IF NOT EXISTS audit_log (order_id text NOT NULL, event text NOT NULL)");
-        jdbc.execute("TRUNCATE audit_log, shipment, " + tables.inboxTable() + ", " + tables.outboxTable());
+        for (String table : new String[] {"audit_log", "shipment", tables.inboxTable(), tables.outboxTable()}) {
+            jdbc.execute("TRUNCATE TABLE " + table);
+        }
     }
 
-    @Test
-    void beans_fromProperties_jpaTransactionManagerAndApplicationName() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void beans_fromProperties_jpaTransactionManagerAndApplicationName(TestDatabase db) {
+        on(db);
         assertThat(transactionManager).isInstanceOf(JpaTransactionManager.class);
         assertThat(inbox.consumer()).isEqualTo("shipping");
-        assertThat(tables.schema()).isEqualTo(PG.schema());
+        assertThat(tables.schema()).isEqualTo(db.schema());
     }
 
-    @Test
-    void process_outerTransactionRollsBack_redeliveryRunsTheWorkExactlyOnce() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_outerTransactionRollsBack_redeliveryRunsTheWorkExactlyOnce(TestDatabase db) {
+        on(db);
         InboundMessage paid = message("order-1");
 
         assertThatThrownBy(() -> tx.executeWithoutResult(status -> {
@@ -84,8 +107,10 @@ class TxboxTemplateIT {
         assertThat(shipments.findById("order-1")).isPresent();
     }
 
-    @Test
-    void process_insideCommittedOuterTransaction_commitsWithIt() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_insideCommittedOuterTransaction_commitsWithIt(TestDatabase db) {
+        on(db);
         tx.executeWithoutResult(status -> {
             jdbc.update("INSERT INTO audit_log (order_id, event) VALUES ('order-2', 'before')");
             assertThat(service.onOrderPaid(message("order-2")).status()).isEqualTo(Outcome.Status.PROCESSED);
@@ -96,8 +121,10 @@ class TxboxTemplateIT {
         assertThat(count(tables.inboxTable())).isEqualTo(1);
     }
 
-    @Test
-    void process_handlerThrowsWithoutOuterTransaction_rollsBackAndCountsTheFailure() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_handlerThrowsWithoutOuterTransaction_rollsBackAndCountsTheFailure(TestDatabase db) {
+        on(db);
         InboundMessage paid = message("order-3");
 
         Outcome outcome = txbox.process(paid, (c, m) -> {
@@ -116,8 +143,10 @@ class TxboxTemplateIT {
         assertThat(count("shipment")).isEqualTo(1);
     }
 
-    @Test
-    void process_handlerThrowsInsideOuterTransaction_rethrowsAndCountsNothing() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void process_handlerThrowsInsideOuterTransaction_rethrowsAndCountsNothing(TestDatabase db) {
+        on(db);
         assertThatThrownBy(() -> tx.executeWithoutResult(status -> txbox.process(message("order-4"), (c, m) -> {
             throw new IllegalArgumentException("bad order");
         }))).isInstanceOf(IllegalArgumentException.class).hasMessage("bad order");
@@ -125,8 +154,10 @@ class TxboxTemplateIT {
         assertThat(count(tables.inboxTable())).isZero();
     }
 
-    @Test
-    void plainInboxProcess_insideSpringTransaction_throwsAndWritesNothing() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void plainInboxProcess_insideSpringTransaction_throwsAndWritesNothing(TestDatabase db) {
+        on(db);
         assertThatThrownBy(() -> tx.executeWithoutResult(status -> {
             jdbc.update("INSERT INTO audit_log (order_id, event) VALUES ('order-5', 'before')");
             inbox.process(jdbc.getDataSource(), message("order-5"), (c, m) -> {
@@ -141,16 +172,20 @@ class TxboxTemplateIT {
         assertThat(count(tables.inboxTable())).isZero();
     }
 
-    @Test
-    void plainInboxProcess_withoutSpringTransaction_stillWorks() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void plainInboxProcess_withoutSpringTransaction_stillWorks(TestDatabase db) {
+        on(db);
         Outcome outcome = inbox.process(jdbc.getDataSource(), message("order-6"), (c, m) -> null);
 
         assertThat(outcome.status()).isEqualTo(Outcome.Status.PROCESSED);
         assertThat(count(tables.inboxTable())).isEqualTo(1);
     }
 
-    @Test
-    void send_rolledBackTransaction_leavesNoRow() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void send_rolledBackTransaction_leavesNoRow(TestDatabase db) {
+        on(db);
         assertThatThrownBy(() -> tx.executeWithoutResult(status -> {
             assertThat(txbox.send(outgoing("order-7"))).isTrue();
             throw new IllegalStateException("business rule broken");
@@ -159,8 +194,10 @@ class TxboxTemplateIT {
         assertThat(count(tables.outboxTable())).isZero();
     }
 
-    @Test
-    void send_committedTransaction_writesExactlyOneRow() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void send_committedTransaction_writesExactlyOneRow(TestDatabase db) {
+        on(db);
         tx.executeWithoutResult(status -> {
             assertThat(txbox.send(outgoing("order-8"))).isTrue();
             assertThat(txbox.send(outgoing("order-8"))).isFalse();
@@ -169,16 +206,20 @@ class TxboxTemplateIT {
         assertThat(count(tables.outboxTable())).isEqualTo(1);
     }
 
-    @Test
-    void sendAll_committedTransaction_writesEveryRow() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void sendAll_committedTransaction_writesEveryRow(TestDatabase db) {
+        on(db);
         tx.executeWithoutResult(status -> assertThat(txbox.sendAll(java.util.List.of(outgoing("a"), outgoing("b"))))
                 .containsExactly(true, true));
 
         assertThat(count(tables.outboxTable())).isEqualTo(2);
     }
 
-    @Test
-    void send_withoutTransaction_refusedWithAClearError() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void send_withoutTransaction_refusedWithAClearError(TestDatabase db) {
+        on(db);
         assertThatThrownBy(() -> txbox.send(outgoing("order-9")))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("TxboxTemplate.send needs an active Spring transaction");
@@ -190,8 +231,10 @@ class TxboxTemplateIT {
         assertThat(count(tables.inboxTable())).isZero();
     }
 
-    @Test
-    void receive_inRolledBackTransaction_isFirstAgainLater() {
+    @ParameterizedTest
+    @ArgumentsSource(TestDatabases.Each.class)
+    void receive_inRolledBackTransaction_isFirstAgainLater(TestDatabase db) {
+        on(db);
         assertThatThrownBy(() -> tx.executeWithoutResult(status -> {
             assertThat(txbox.receive(message("order-10")).isFirst()).isTrue();
             throw new IllegalStateException("rollback");
