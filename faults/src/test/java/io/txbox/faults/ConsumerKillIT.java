@@ -14,7 +14,6 @@ import io.txbox.inbox.consumer.ConsumerListener;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.kafka.KafkaInboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
-import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestKafka;
@@ -57,16 +56,8 @@ class ConsumerKillIT {
 
     static final Duration WAIT = Duration.ofSeconds(60);
 
-    private static final Map<TestDatabase, TxboxTables> MIGRATED = new ConcurrentHashMap<>();
-
-    /** The migrated tables of {@code db}, with the effects table, set up once. */
     private static TxboxTables tables(TestDatabase db) {
-        return MIGRATED.computeIfAbsent(db, d -> {
-            TxboxTables t = TxboxTables.inSchema(d.schema());
-            TxboxMigrations.migrate(d.dataSource(), t);
-            new Effects(d.dataSource());
-            return t;
-        });
+        return Effects.migrated(db);
     }
 
     /**

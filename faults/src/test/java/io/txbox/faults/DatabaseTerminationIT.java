@@ -9,16 +9,14 @@ import io.txbox.inbox.Handler;
 import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
-import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TestDatabases;
 import io.txbox.testkit.TestPostgres;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -36,16 +34,8 @@ class DatabaseTerminationIT {
     @RegisterExtension
     static final TestDatabases DBS = TestDatabases.perClass(10);
 
-    private static final Map<TestDatabase, TxboxTables> MIGRATED = new ConcurrentHashMap<>();
-
-    /** The migrated tables of {@code db}, with the effects table, set up once. */
     private static TxboxTables tables(TestDatabase db) {
-        return MIGRATED.computeIfAbsent(db, d -> {
-            TxboxTables t = TxboxTables.inSchema(d.schema());
-            TxboxMigrations.migrate(d.dataSource(), t);
-            new Effects(d.dataSource());
-            return t;
-        });
+        return Effects.migrated(db);
     }
 
     private static Inbox inbox(TestDatabase db, String name) {
@@ -152,9 +142,9 @@ class DatabaseTerminationIT {
         AtomicInteger runs = new AtomicInteger();
         Inbox inbox = inbox(db, name);
         Effects effects = new Effects(db.dataSource());
-        try (CuttingProxy proxy = new CuttingProxy(Backends.host(db.jdbcUrl()), Backends.port(db.jdbcUrl()));
-                HikariDataSource ds = Pools.pool(Backends.viaPort(db.jdbcUrl(), proxy.port()), db.user(), db.password(),
-                        name, 2, Duration.ofSeconds(10), null)) {
+        try (Proxied p = proxied(db, name)) {
+            CuttingProxy proxy = p.proxy();
+            HikariDataSource ds = p.ds();
             Handler handler = (tx, m) -> {
                 Effects.apply(tx, name, m.key());
                 if (runs.incrementAndGet() == 1) {
@@ -183,9 +173,9 @@ class DatabaseTerminationIT {
         AtomicInteger runs = new AtomicInteger();
         Inbox inbox = inbox(db, name);
         Effects effects = new Effects(db.dataSource());
-        try (CuttingProxy proxy = new CuttingProxy(Backends.host(db.jdbcUrl()), Backends.port(db.jdbcUrl()));
-                HikariDataSource ds = Pools.pool(Backends.viaPort(db.jdbcUrl(), proxy.port()), db.user(), db.password(),
-                        name, 2, Duration.ofSeconds(10), null)) {
+        try (Proxied p = proxied(db, name)) {
+            CuttingProxy proxy = p.proxy();
+            HikariDataSource ds = p.ds();
             Handler handler = (tx, m) -> {
                 Effects.apply(tx, name, m.key());
                 if (runs.incrementAndGet() == 1) {
@@ -203,5 +193,20 @@ class DatabaseTerminationIT {
         }
         assertThat(runs).hasValue(1);
         assertThat(effects.count(name, key)).isEqualTo(1);
+    }
+
+    /** A pool of {@code db}'s connections through a proxy that can cut them. */
+    private static Proxied proxied(TestDatabase db, String name) throws IOException {
+        CuttingProxy proxy = new CuttingProxy(Backends.host(db.jdbcUrl()), Backends.port(db.jdbcUrl()));
+        return new Proxied(proxy, Pools.pool(Backends.viaPort(db.jdbcUrl(), proxy.port()), db.user(), db.password(),
+                name, 2, Duration.ofSeconds(10), null));
+    }
+
+    private record Proxied(CuttingProxy proxy, HikariDataSource ds) implements AutoCloseable {
+        @Override
+        public void close() throws IOException {
+            ds.close();
+            proxy.close();
+        }
     }
 }

@@ -1,6 +1,9 @@
 package io.txbox.faults;
 
+import io.txbox.TxboxTables;
 import io.txbox.inbox.Handler;
+import io.txbox.migrations.TxboxMigrations;
+import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -8,6 +11,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 
 /**
@@ -15,7 +20,24 @@ import javax.sql.DataSource;
  * double effect shows up as two rows instead of being hidden by the database.
  */
 final class Effects {
+    private static final Map<TestDatabase, TxboxTables> MIGRATED = new ConcurrentHashMap<>();
+
     private final DataSource ds;
+
+    /** The txbox tables of a test class's {@code db}, migrated with the effects table once. */
+    static TxboxTables migrated(TestDatabase db) {
+        return migrated(db, effects -> { });
+    }
+
+    /** As {@link #migrated(TestDatabase)}; {@code andThen} adds the test's own tables or rows, also once. */
+    static TxboxTables migrated(TestDatabase db, Consumer<Effects> andThen) {
+        return MIGRATED.computeIfAbsent(db, d -> {
+            TxboxTables t = TxboxTables.inSchema(d.schema());
+            TxboxMigrations.migrate(d.dataSource(), t);
+            andThen.accept(new Effects(d.dataSource()));
+            return t;
+        });
+    }
 
     Effects(DataSource ds) {
         this.ds = ds;

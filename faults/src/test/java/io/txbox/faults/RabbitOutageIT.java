@@ -10,7 +10,6 @@ import io.txbox.inbox.Inbox;
 import io.txbox.inbox.consumer.ConsumerListener;
 import io.txbox.inbox.consumer.InboxConsumer;
 import io.txbox.inbox.rabbitmq.RabbitInboxConsumer;
-import io.txbox.migrations.TxboxMigrations;
 import io.txbox.outbox.Outbox;
 import io.txbox.relay.Relay;
 import io.txbox.relay.Route;
@@ -22,10 +21,8 @@ import io.txbox.testkit.TestRabbit;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -46,16 +43,8 @@ class RabbitOutageIT {
     @RegisterExtension
     static final TestRabbit RABBIT = TestRabbit.perClass();
 
-    private static final Map<TestDatabase, TxboxTables> MIGRATED = new ConcurrentHashMap<>();
-
-    /** The migrated tables of {@code db}, with the effects table, set up once. */
     private static TxboxTables tables(TestDatabase db) {
-        return MIGRATED.computeIfAbsent(db, d -> {
-            TxboxTables t = TxboxTables.inSchema(d.schema());
-            TxboxMigrations.migrate(d.dataSource(), t);
-            new Effects(d.dataSource());
-            return t;
-        });
+        return Effects.migrated(db);
     }
 
     @ParameterizedTest

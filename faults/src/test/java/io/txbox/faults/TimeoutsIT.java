@@ -11,15 +11,12 @@ import io.txbox.inbox.InboundMessage;
 import io.txbox.inbox.Inbox;
 import io.txbox.inbox.Outcome;
 import io.txbox.inbox.Receipt;
-import io.txbox.migrations.TxboxMigrations;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TestDatabases;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,17 +31,11 @@ class TimeoutsIT {
     @RegisterExtension
     static final TestDatabases DBS = TestDatabases.perClass(10);
 
-    private static final Map<TestDatabase, TxboxTables> MIGRATED = new ConcurrentHashMap<>();
-
     /** The migrated tables of {@code db}, with the effects table and one business row, set up once. */
     private static TxboxTables tables(TestDatabase db) {
-        return MIGRATED.computeIfAbsent(db, d -> {
-            TxboxTables t = TxboxTables.inSchema(d.schema());
-            TxboxMigrations.migrate(d.dataSource(), t);
-            Effects effects = new Effects(d.dataSource());
+        return Effects.migrated(db, effects -> {
             effects.exec("CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL)");
             effects.exec("INSERT INTO accounts VALUES (1, 100)");
-            return t;
         });
     }
 

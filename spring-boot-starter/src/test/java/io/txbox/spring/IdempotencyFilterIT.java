@@ -11,14 +11,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.EnumMap;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ArgumentsSource;
@@ -40,8 +37,13 @@ class IdempotencyFilterIT {
     @RegisterExtension
     static final TestDatabases DBS = TestDatabases.perClass();
 
-    /** The application on each database, started by its first test and kept for the class. */
-    static final Map<TestDatabase.Kind, ConfigurableApplicationContext> APPS = new EnumMap<>(TestDatabase.Kind.class);
+    @RegisterExtension
+    static final AppPerDatabase APPS = new AppPerDatabase(db ->
+            new SpringApplicationBuilder(TestApplication.class, Orders.class)
+                    .properties(TestDatabaseProperties.properties(db, db.schema()))
+                    .properties("server.port=0", "spring.application.name=orders", "spring.flyway.enabled=false",
+                            "txbox.http.idempotency.enabled=true", "txbox.http.idempotency.lease=1m")
+                    .run());
 
     int port;
     JdbcTemplate jdbc;
@@ -49,20 +51,9 @@ class IdempotencyFilterIT {
     Orders orders;
     final HttpClient http = HttpClient.newHttpClient();
 
-    @AfterAll
-    static void stop() {
-        APPS.values().forEach(ConfigurableApplicationContext::close);
-        APPS.clear();
-    }
-
     /** Takes the port and beans of {@code db}'s application and empties its tables. */
     void on(TestDatabase db) {
-        ConfigurableApplicationContext app = APPS.computeIfAbsent(db.kind(), k ->
-                new SpringApplicationBuilder(TestApplication.class, Orders.class)
-                        .properties(TestDatabaseProperties.properties(db, db.schema()))
-                        .properties("server.port=0", "spring.application.name=orders", "spring.flyway.enabled=false",
-                                "txbox.http.idempotency.enabled=true", "txbox.http.idempotency.lease=1m")
-                        .run());
+        ConfigurableApplicationContext app = APPS.on(db);
         port = app.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
         jdbc = app.getBean(JdbcTemplate.class);
         tables = app.getBean(TxboxTables.class);

@@ -12,9 +12,6 @@ import io.txbox.outbox.StepKey;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TestDatabases;
 import java.nio.charset.StandardCharsets;
-import java.util.EnumMap;
-import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ArgumentsSource;
@@ -31,8 +28,12 @@ class TxboxTemplateIT {
     @RegisterExtension
     static final TestDatabases DBS = TestDatabases.perClass();
 
-    /** The application on each database, started by its first test and kept for the class. */
-    static final Map<TestDatabase.Kind, ConfigurableApplicationContext> APPS = new EnumMap<>(TestDatabase.Kind.class);
+    @RegisterExtension
+    static final AppPerDatabase APPS = new AppPerDatabase(db ->
+            new SpringApplicationBuilder(TestApplication.class).web(WebApplicationType.NONE)
+                    .properties(TestDatabaseProperties.properties(db, db.schema()))
+                    .properties("spring.application.name=shipping", "spring.flyway.enabled=false")
+                    .run());
 
     TxboxTemplate txbox;
     Inbox inbox;
@@ -43,19 +44,9 @@ class TxboxTemplateIT {
     PlatformTransactionManager transactionManager;
     TransactionTemplate tx;
 
-    @AfterAll
-    static void stop() {
-        APPS.values().forEach(ConfigurableApplicationContext::close);
-        APPS.clear();
-    }
-
     /** Takes the beans of {@code db}'s application and empties its tables. */
     void on(TestDatabase db) {
-        ConfigurableApplicationContext app = APPS.computeIfAbsent(db.kind(), k ->
-                new SpringApplicationBuilder(TestApplication.class).web(WebApplicationType.NONE)
-                        .properties(TestDatabaseProperties.properties(db, db.schema()))
-                        .properties("spring.application.name=shipping", "spring.flyway.enabled=false")
-                        .run());
+        ConfigurableApplicationContext app = APPS.on(db);
         txbox = app.getBean(TxboxTemplate.class);
         inbox = app.getBean(Inbox.class);
         tables = app.getBean(TxboxTables.class);
