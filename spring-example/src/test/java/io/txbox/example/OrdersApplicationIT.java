@@ -23,7 +23,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * as a retrying client does) is charged exactly once, through the outbox, the embedded relay,
  * Kafka and the inbox; a refund posted twice with one Idempotency-Key is made once, and the
  * retry gets the first response back. The HTTP requests are the {@code curl} lines of this
- * module's and the starter's README, sent with the headers curl sends.
+ * module's and the starter's README, sent with the headers curl sends. PostgreSQL only: the example
+ * is a PostgreSQL service, whose pom keeps Spring Boot's Flyway 11, and no Flyway 11 MySQL module
+ * is served here; the starter's own suites run on MariaDB too.
  */
 class OrdersApplicationIT {
     @RegisterExtension
